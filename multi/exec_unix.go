@@ -1,0 +1,154 @@
+//go:build unix
+
+package multi
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/multi-launcher/multi/nodes"
+	"golang.org/x/sys/unix"
+)
+
+// stepEnv marks a process started as the exec step of one node. The step
+// removes it before it execs the node's command, so nodes never see it.
+const stepEnv = "_MULTI_EXEC_STEP_V1"
+
+// errFD is the exec step's descriptor for reporting failure: the write end
+// of a pipe whose read end the launcher drains. It is close-on-exec in the
+// step, so a successful exec closes it with nothing written.
+const errFD = 3
+
+func init() {
+	if os.Getenv(stepEnv) == "1" {
+		execStep(os.Args[1:]) // does not return
+	}
+}
+
+// execStep is the node's own process before it becomes the node: it locks
+// the pidfile, opens the logfile and execs the command, keeping the locked
+// descriptor open across the exec. args are PIDFILE LOGFILE -- ARGV...
+func execStep(args []string) {
+	report := os.NewFile(errFD, "multi-report")
+	syscall.CloseOnExec(errFD)
+	os.Unsetenv(stepEnv)
+	fail := func(kind string, err error) {
+		fmt.Fprintf(report, "%s %s", kind, err)
+		os.Exit(1)
+	}
+	if len(args) < 4 || args[2] != "--" {
+		fail("fail", errors.New("exec step: bad arguments"))
+	}
+	pidfile, logfile, argv := args[0], args[1], args[3:]
+
+	lock, err := nodes.Acquire(pidfile)
+	var held *nodes.HeldError
+	if errors.As(err, &held) {
+		fail("held", errors.New(strconv.Itoa(held.PID)))
+	}
+	if err != nil {
+		fail("fail", err)
+	}
+	// From here on the pidfile is ours: remove it on any failure.
+	failLocked := func(err error) {
+		lock.Release()
+		fail("fail", err)
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil && !errors.Is(err, exec.ErrDot) {
+		failLocked(err)
+	}
+	if err != nil {
+		// The user named a program in the working directory: run it
+		// as named, like a shell would with ./prog.
+		path, _ = filepath.Abs(argv[0])
+	}
+	if err := os.MkdirAll(filepath.Dir(logfile), 0o755); err != nil {
+		failLocked(fmt.Errorf("logfile %s: %w", logfile, err))
+	}
+	log, err := os.OpenFile(logfile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		failLocked(fmt.Errorf("logfile %s: %w", logfile, err))
+	}
+	if err := dup2(int(log.Fd()), 1); err != nil {
+		failLocked(fmt.Errorf("logfile %s: %w", logfile, err))
+	}
+	if err := dup2(int(log.Fd()), 2); err != nil {
+		failLocked(fmt.Errorf("logfile %s: %w", logfile, err))
+	}
+	log.Close()
+	// The lock must survive the exec: clear close-on-exec on its fd only.
+	fd := int(lock.File().Fd())
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
+		failLocked(fmt.Errorf("pidfile %s: %w", pidfile, err))
+	}
+	os.Setenv("MULTI_PIDFILE", pidfile)
+	os.Setenv("MULTI_PIDFILE_FD", strconv.Itoa(fd))
+	err = syscall.Exec(path, argv, os.Environ())
+	failLocked(&exec.Error{Name: argv[0], Err: err})
+}
+
+// spawn starts node n through the exec step and returns its pid once the
+// node has exec'd its command holding its lock, or the reason it did not.
+func spawn(n nodes.Node, env []string) (*os.Process, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("cannot find this program to re-execute: %w", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	cmd := &exec.Cmd{
+		Path:        self,
+		Args:        append([]string{"multi: exec " + n.Name, n.PidFile, n.LogFile, "--"}, n.Command...),
+		Env:         append(env[:len(env):len(env)], stepEnv+"=1"),
+		Dir:         n.Dir,
+		ExtraFiles:  []*os.File{w},
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+	}
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		return nil, err
+	}
+	msg, _ := io.ReadAll(r)
+	if len(msg) > 0 {
+		cmd.Wait()
+		kind, text, _ := bytes.Cut(msg, []byte(" "))
+		if string(kind) == "held" {
+			pid, _ := strconv.Atoi(string(text))
+			return nil, &nodes.HeldError{Path: n.PidFile, PID: pid}
+		}
+		return nil, errors.New(string(text))
+	}
+	// The pipe closed with nothing said: the exec happened, or the step
+	// died without a word. The lock tells which, and whether the command
+	// is still running.
+	info, err := nodes.Inspect(n.PidFile)
+	if err == nil && info.State == nodes.Running && info.PID == cmd.Process.Pid {
+		reap(cmd)
+		return cmd.Process, nil
+	}
+	state, werr := cmd.Process.Wait()
+	if werr != nil {
+		return nil, werr
+	}
+	return nil, fmt.Errorf("%w (%s; see %s)", ErrExitedAtOnce, describeExit(state), n.LogFile)
+}
+
+func describeExit(st *os.ProcessState) string {
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return "killed by " + SignalName(ws.Signal())
+	}
+	return strings.TrimPrefix(st.String(), "exit ")
+}

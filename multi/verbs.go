@@ -1,0 +1,342 @@
+package multi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/waiter"
+)
+
+// startWorkers bounds how many nodes start at once: each start is a fork,
+// two execs and a pipe, and more in flight than a few per core only costs
+// memory and descriptors.
+var startWorkers = 4 * runtime.NumCPU()
+
+// Start starts every node that is not running, concurrently, and records
+// each started node in the rundir. It returns once each node either runs
+// its command holding its pidfile's lock or has failed. A node that is
+// already running is left alone; its result wraps [ErrAlreadyRunning].
+// Results are in the order of c.Nodes; the error joins the per-node errors.
+func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
+	results := c.results()
+	if err := os.MkdirAll(c.rundir(), 0o755); err != nil {
+		// No node starts when none of them could be recorded.
+		for i := range results {
+			results[i].fail("start", fmt.Errorf("rundir: %w", err))
+		}
+		return results, joinErrs(results)
+	}
+	c.each(ctx, results, startWorkers, func(_ int, r *Result) { c.startOne(r, "started") })
+	return results, joinErrs(results)
+}
+
+// startOne starts r.Node and fills in r; verb is the word for success.
+func (c *Cluster) startOne(r *Result, verb string) {
+	n := r.Node
+	if len(n.Command) == 0 {
+		r.fail("start", ErrNoCommand)
+		return
+	}
+	proc, err := spawn(n, c.env())
+	var held *nodes.HeldError
+	if errors.As(err, &held) {
+		r.PID = held.PID
+		r.Msg = held.Error()
+		r.fail("start", held)
+		return
+	}
+	if err != nil {
+		r.fail("start", err)
+		return
+	}
+	r.PID = proc.Pid
+	r.Msg = fmt.Sprintf("%s (pid %d)", verb, proc.Pid)
+	if err := nodes.WriteRecord(c.rundir(), n); err != nil {
+		r.fail("start", fmt.Errorf("%s, but %w", r.Msg, err))
+	}
+}
+
+// Stop sends c.Signal to every running node and returns without waiting.
+// A stale pidfile is removed and never signalled.
+func (c *Cluster) Stop(ctx context.Context) ([]Result, error) {
+	results := c.results()
+	sig := c.signal()
+	for i := range results {
+		r := &results[i]
+		if err := ctx.Err(); err != nil {
+			r.fail("stop", err)
+		} else if c.signalOne(r, "stop", sig) {
+			r.Msg = fmt.Sprintf("sent %s (pid %d)", SignalName(sig), r.PID)
+		}
+	}
+	return results, joinErrs(results)
+}
+
+// StopWait sends c.Signal to every running node, then waits until each
+// node's lock is released and removes its pidfile. With a Timeout, nodes
+// still holding their lock when it runs out get SIGKILL, and are waited
+// for again. If ctx ends the wait, the nodes still running fail with ctx's
+// error.
+func (c *Cluster) StopWait(ctx context.Context) ([]Result, error) {
+	results := c.results()
+	c.stopWait(ctx, "stopwait", results, c.signal(), c.Timeout, nil)
+	return results, joinErrs(results)
+}
+
+// Kill sends SIGKILL to every running node, waits until each lock is
+// released, and removes the pidfiles.
+func (c *Cluster) Kill(ctx context.Context) ([]Result, error) {
+	results := c.results()
+	c.stopWait(ctx, "kill", results, syscall.SIGKILL, 0, nil)
+	return results, joinErrs(results)
+}
+
+// Restart stopwaits every running node (as [Cluster.StopWait]) and then
+// starts each node again with its command; a node that was not running is
+// just started.
+func (c *Cluster) Restart(ctx context.Context) ([]Result, error) {
+	results := c.results()
+	if err := os.MkdirAll(c.rundir(), 0o755); err != nil {
+		for i := range results {
+			results[i].fail("restart", fmt.Errorf("rundir: %w", err))
+		}
+		return results, joinErrs(results)
+	}
+	was := make([]bool, len(results))
+	c.stopWait(ctx, "restart", results, c.signal(), c.Timeout, was)
+	c.each(ctx, results, startWorkers, func(i int, r *Result) {
+		if r.Err != nil {
+			return // could not be stopped: do not start a second one
+		}
+		verb := "started"
+		if was[i] {
+			verb = "restarted"
+		}
+		c.startOne(r, verb)
+	})
+	return results, joinErrs(results)
+}
+
+// stopWait signals the nodes of results and waits for them. When was is
+// not nil, it records which nodes were running.
+func (c *Cluster) stopWait(ctx context.Context, op string, results []Result, sig syscall.Signal, timeout time.Duration, was []bool) {
+	var targets []waiter.Target
+	byPath := map[string]*Result{}
+	for i := range results {
+		r := &results[i]
+		if err := ctx.Err(); err != nil {
+			r.fail(op, err)
+			continue
+		}
+		if !c.signalOne(r, op, sig) {
+			continue
+		}
+		if was != nil {
+			was[i] = true
+		}
+		targets = append(targets, waiter.Target{Path: r.Node.PidFile, PID: r.PID})
+		byPath[r.Node.PidFile] = r
+	}
+	if len(targets) == 0 {
+		return
+	}
+	released := map[string]bool{}
+	done := func(t waiter.Target, err error) {
+		r := byPath[t.Path]
+		released[t.Path] = true
+		if err != nil {
+			r.fail(op, err)
+			return
+		}
+		c.stopped(r, op, sig)
+	}
+	wctx, cancel := ctx, context.CancelFunc(func() {})
+	if timeout > 0 {
+		wctx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	err := waiter.WaitAll(wctx, targets, c.Wait, done)
+	cancel()
+	if err == nil {
+		return
+	}
+	var left []waiter.Target
+	for _, t := range targets {
+		if !released[t.Path] {
+			left = append(left, t)
+		}
+	}
+	if ctx.Err() != nil || sig == syscall.SIGKILL {
+		for _, t := range left {
+			byPath[t.Path].fail(op, fmt.Errorf("still running (pid %d): %w", t.PID, ctx.Err()))
+		}
+		return
+	}
+	// The timeout ran out: SIGKILL the same processes, and wait again.
+	for _, t := range left {
+		r := byPath[t.Path]
+		if _, err := signalHolder(t.Path, t.PID, syscall.SIGKILL); err != nil && !errors.Is(err, ErrNotRunning) {
+			r.fail(op, err)
+			released[t.Path] = true
+			continue
+		}
+		r.Warning = fmt.Sprintf("still running after %s; sent KILL (pid %d)", timeout, t.PID)
+	}
+	left = left[:0]
+	for _, t := range targets {
+		if !released[t.Path] {
+			left = append(left, t)
+		}
+	}
+	if err := waiter.WaitAll(ctx, left, c.Wait, func(t waiter.Target, err error) {
+		done(t, err)
+		if err == nil {
+			byPath[t.Path].Msg = fmt.Sprintf("killed after %s (pid %d)", timeout, t.PID)
+		}
+	}); err != nil {
+		for _, t := range left {
+			if !released[t.Path] {
+				byPath[t.Path].fail(op, fmt.Errorf("still running (pid %d): %w", t.PID, err))
+			}
+		}
+	}
+}
+
+// signalOne sends sig to r.Node through its lock and reports whether it
+// did. When it did not, r says why: not running (a stale pidfile is
+// removed), or a failure.
+func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal) bool {
+	info, err := nodes.Inspect(r.Node.PidFile)
+	if err != nil {
+		r.fail(op, err)
+		return false
+	}
+	if info.Mismatch() {
+		r.Warning = fmt.Sprintf("pidfile %s says %s but the lock holder is pid %d; using %d",
+			r.Node.PidFile, describeFilePID(info), info.PID, info.PID)
+	}
+	pid, err := signalHolder(r.Node.PidFile, 0, sig)
+	switch {
+	case errors.Is(err, ErrNotRunning):
+		c.notRunning(r, op)
+		return false
+	case err != nil:
+		r.PID = pid
+		r.fail(op, err)
+		return false
+	}
+	r.PID = pid
+	return true
+}
+
+func describeFilePID(info nodes.Info) string {
+	if info.FileErr != nil {
+		return "no valid pid"
+	}
+	return fmt.Sprintf("pid %d", info.FilePID)
+}
+
+// notRunning reports a node with nothing to signal, removing a stale
+// pidfile.
+func (c *Cluster) notRunning(r *Result, op string) {
+	info, err := nodes.Inspect(r.Node.PidFile)
+	if err != nil {
+		r.fail(op, err)
+		return
+	}
+	switch info.State {
+	case nodes.Absent:
+		r.Msg = "not running"
+	case nodes.Stale:
+		if err := nodes.RemoveStale(r.Node.PidFile); err != nil {
+			r.fail(op, fmt.Errorf("stale pidfile not removed: %w", err))
+			return
+		}
+		r.Msg = "not running (stale pidfile removed)"
+	default:
+		// Started by someone else since we looked: leave it be.
+		r.PID = info.PID
+		r.Msg = fmt.Sprintf("not running before; now started by someone else (pid %d)", info.PID)
+	}
+}
+
+// stopped reports a node whose lock was released and removes its pidfile,
+// unless another instance has locked it since.
+func (c *Cluster) stopped(r *Result, op string, sig syscall.Signal) {
+	word := "stopped"
+	if sig == syscall.SIGKILL {
+		word = "killed"
+	}
+	r.Msg = fmt.Sprintf("%s (pid %d)", word, r.PID)
+	err := nodes.RemoveStale(r.Node.PidFile)
+	var held *nodes.HeldError
+	switch {
+	case errors.As(err, &held):
+		r.Msg += fmt.Sprintf("; pidfile now held by pid %d", held.PID)
+	case err != nil:
+		r.fail(op, fmt.Errorf("stopped, but %w", err))
+	}
+}
+
+// A Status is one node's state, from its pidfile's lock.
+type Status struct {
+	Node nodes.Node
+	nodes.Info
+	// Err is set when the pidfile could not be inspected.
+	Err error
+}
+
+// Status inspects every node's pidfile, changing nothing.
+func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
+	out := make([]Status, len(c.Nodes))
+	var errs []error
+	for i, n := range c.Nodes {
+		out[i].Node = n
+		info, err := nodes.Inspect(n.PidFile)
+		out[i].Info = info
+		if err != nil {
+			out[i].Err = &NodeError{Node: n.Name, Op: "status", Err: err}
+			errs = append(errs, out[i].Err)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+func (c *Cluster) results() []Result {
+	out := make([]Result, len(c.Nodes))
+	for i, n := range c.Nodes {
+		out[i].Node = n
+	}
+	return out
+}
+
+// each runs f on every result with at most workers at once. Results not
+// reached because ctx ended fail with ctx's error.
+func (c *Cluster) each(ctx context.Context, results []Result, workers int, f func(int, *Result)) {
+	sem := make(chan struct{}, max(workers, 1))
+	var wg sync.WaitGroup
+	for i := range results {
+		r := &results[i]
+		select {
+		case <-ctx.Done():
+			if r.Err == nil && r.Msg == "" {
+				r.fail("start", ctx.Err())
+			}
+			continue
+		case sem <- struct{}{}:
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			f(i, r)
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,58 @@
+//go:build unix
+
+package nodes
+
+import (
+	"errors"
+	"os"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	oNoFollow = syscall.O_NOFOLLOW
+	oNonblock = syscall.O_NONBLOCK
+)
+
+// errWouldBlock is what setlk returns when another process holds the lock.
+var errWouldBlock = errors.New("lock held")
+
+// wholeFile is a write lock over the whole file, however far it grows.
+func wholeFile() *unix.Flock_t {
+	return &unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: 0, Len: 0}
+}
+
+// setlk takes a POSIX write lock on the whole file without waiting
+// (fcntl(2) F_SETLK). The lock belongs to this process and survives exec.
+func setlk(f *os.File) error {
+	err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, wholeFile())
+	if err == unix.EAGAIN || err == unix.EACCES {
+		return errWouldBlock
+	}
+	return err
+}
+
+// getlk asks which process would stop us write-locking the whole file
+// (fcntl(2) F_GETLK). pid is the holder as seen from this pid namespace:
+// 0 when it is in one we cannot see, -1 for an OFD lock.
+func getlk(f *os.File) (locked bool, pid int, err error) {
+	lk := wholeFile()
+	if err := unix.FcntlFlock(f.Fd(), unix.F_GETLK, lk); err != nil {
+		return false, 0, err
+	}
+	if lk.Type == unix.F_UNLCK {
+		return false, 0, nil
+	}
+	return true, int(lk.Pid), nil
+}
+
+// setBlocking clears O_NONBLOCK, which was only there so that opening a
+// FIFO planted at the path could not hang.
+func setBlocking(f *os.File) error { return syscall.SetNonblock(int(f.Fd()), false) }
+
+func sleep(ns int) { time.Sleep(time.Duration(ns)) }
+
+// isSymlinkErr reports whether an O_NOFOLLOW open failed on a symbolic link.
+func isSymlinkErr(err error) bool { return errors.Is(err, syscall.ELOOP) }

@@ -1,0 +1,451 @@
+package nodes
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+)
+
+// State is what the kernel says about a pidfile.
+type State int
+
+const (
+	// Absent: there is no pidfile.
+	Absent State = iota
+	// Stale: the pidfile exists but no process holds its lock, whatever
+	// pid it names.
+	Stale
+	// Running: a process this one can see holds the lock; Info.PID is it.
+	Running
+	// Elsewhere: the lock is held by a process this one cannot name: one in
+	// a pid namespace it cannot see (the kernel reports pid 0), or the
+	// holder of a lock of another kind. It must not be signalled.
+	Elsewhere
+)
+
+// String returns the state as status prints it: "stopped" for Absent,
+// "stale", "running" or "elsewhere".
+func (s State) String() string {
+	switch s {
+	case Absent:
+		return "stopped"
+	case Stale:
+		return "stale"
+	case Running:
+		return "running"
+	case Elsewhere:
+		return "elsewhere"
+	}
+	return "State(" + strconv.Itoa(int(s)) + ")"
+}
+
+// MaxPID is the largest pid Linux can hand out (PID_MAX_LIMIT on 64-bit).
+const MaxPID = 1 << 22
+
+// ErrAlreadyRunning is matched (with [errors.Is]) by the error [Acquire] and
+// [RemoveStale] return when another process holds the pidfile's lock.
+var ErrAlreadyRunning = errors.New("already running")
+
+// ErrBadPidfile is matched by errors about a pidfile that is not a regular
+// file, or whose text is not a valid pid.
+var ErrBadPidfile = errors.New("bad pidfile")
+
+// A HeldError reports that a live process holds a pidfile's lock.
+type HeldError struct {
+	Path string
+	// PID is the holder, from the kernel; 0 when it cannot be seen from here.
+	PID int
+}
+
+func (e *HeldError) Error() string {
+	if e.PID <= 0 {
+		return "already running (lock held by a process in another pid namespace)"
+	}
+	return "already running (pid " + strconv.Itoa(e.PID) + ")"
+}
+
+// Is makes errors.Is(err, ErrAlreadyRunning) true.
+func (e *HeldError) Is(target error) bool { return target == ErrAlreadyRunning }
+
+// Info is a snapshot of a pidfile: the kernel's view of its lock and the
+// pid its text names.
+type Info struct {
+	Path  string
+	State State
+	// PID is the lock holder as the kernel names it; 0 unless Running.
+	PID int
+	// FilePID is the pid on the file's first line; 0 when the file is
+	// absent or its text is not a valid pid (FileErr says why).
+	FilePID int
+	FileErr error
+}
+
+// Mismatch reports whether the file's text names another pid than the
+// lock holder. The holder is the truth; the text is only a hint for tools
+// that cannot ask the kernel.
+func (i Info) Mismatch() bool { return i.State == Running && i.FilePID != i.PID }
+
+// Inspect reports the state of the pidfile at path without changing it. An
+// absent file is not an error. A symbolic link, a directory or any other
+// non-regular file is, and so is a file this process cannot open.
+func Inspect(path string) (Info, error) {
+	unlock := lockPath(path)
+	defer unlock()
+	info := Info{Path: path}
+	if owned(path) {
+		info.State, info.PID, info.FilePID = Running, os.Getpid(), os.Getpid()
+		return info, nil
+	}
+	h, err := openHandle(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return info, nil
+	}
+	if err != nil {
+		return info, err
+	}
+	defer h.f.Close()
+	info.State, info.PID, err = h.holder()
+	if err != nil {
+		return info, err
+	}
+	info.FilePID, info.FileErr = h.ReadPID()
+	return info, nil
+}
+
+// A Handle is a pidfile opened for reading, so that its lock can be tested
+// again and again on the same file, even after it is unlinked or replaced.
+// Close it before anything in this process locks or removes the same path.
+type Handle struct {
+	f    *os.File
+	path string
+}
+
+// Open opens the pidfile at path for lock tests. The error wraps
+// [fs.ErrNotExist] when there is no pidfile.
+func Open(path string) (*Handle, error) {
+	unlock := lockPath(path)
+	defer unlock()
+	return openHandle(path)
+}
+
+func openHandle(path string) (*Handle, error) {
+	// O_NONBLOCK: a FIFO planted at the path must not hang the open.
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|oNonblock, 0)
+	if err != nil {
+		return nil, describeOpenErr(path, err)
+	}
+	if err := checkRegular(f, path); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &Handle{f: f, path: path}, nil
+}
+
+// Path returns the path the handle was opened at.
+func (h *Handle) Path() string { return h.path }
+
+// Holder asks the kernel who holds the lock on the open file: Stale when
+// nobody does, Running with the holder's pid, or Elsewhere.
+func (h *Handle) Holder() (State, int, error) { return h.holder() }
+
+func (h *Handle) holder() (State, int, error) {
+	locked, pid, err := getlk(h.f)
+	if err != nil {
+		return Stale, 0, fmt.Errorf("pidfile %s: lock test: %w", h.path, err)
+	}
+	switch {
+	case !locked:
+		return Stale, 0, nil
+	case pid > 0:
+		return Running, pid, nil
+	}
+	return Elsewhere, 0, nil
+}
+
+// SameFile reports whether the path still names the file the handle has
+// open.
+func (h *Handle) SameFile() bool {
+	a, err := h.f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Lstat(h.path)
+	return err == nil && os.SameFile(a, b)
+}
+
+// ReadPID parses the pid on the file's first line (see [ParsePID]).
+func (h *Handle) ReadPID() (int, error) {
+	buf := make([]byte, 32)
+	n, err := h.f.ReadAt(buf, 0)
+	if err != nil && err != io.EOF {
+		return 0, err
+	}
+	return ParsePID(buf[:n])
+}
+
+// Close closes the handle. It waits for any lock this process holds on the
+// same path to be let go first, since closing any descriptor of a file drops
+// every POSIX lock the process holds on it.
+func (h *Handle) Close() error {
+	unlock := lockPath(h.path)
+	defer unlock()
+	return h.f.Close()
+}
+
+// ParsePID parses a pidfile's text: decimal digits and a newline on the
+// first line, nothing else on it, a value from 2 to [MaxPID]. Signs, spaces
+// and missing newlines are refused rather than guessed at.
+func ParsePID(b []byte) (int, error) {
+	line, _, ok := bytes.Cut(b, []byte("\n"))
+	switch {
+	case len(b) == 0:
+		return 0, fmt.Errorf("%w: empty", ErrBadPidfile)
+	case !ok:
+		return 0, fmt.Errorf("%w: no newline after the pid", ErrBadPidfile)
+	case len(line) == 0 || len(line) > 7:
+		return 0, fmt.Errorf("%w: first line is not a pid", ErrBadPidfile)
+	}
+	pid := 0
+	for _, c := range line {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("%w: first line %q is not a pid", ErrBadPidfile, line)
+		}
+		pid = pid*10 + int(c-'0')
+	}
+	if pid < 2 || pid > MaxPID || line[0] == '0' {
+		return 0, fmt.Errorf("%w: pid %s out of range", ErrBadPidfile, line)
+	}
+	return pid, nil
+}
+
+// A Lock is a pidfile locked by the calling process. The lock lasts until
+// [Lock.Release] or [Lock.Close], or until the process exits or execs a
+// program that closes the descriptor; the kernel drops it at death,
+// SIGKILL included.
+type Lock struct {
+	f    *os.File
+	path string
+}
+
+// Acquire creates the pidfile's folder if needed, opens the pidfile without
+// following a symbolic link, takes a POSIX write lock on the whole file
+// without waiting, and writes the caller's pid to it. When another live
+// process holds the lock, the error is a [*HeldError] (matching
+// [ErrAlreadyRunning]) and the file is left as it was.
+func Acquire(path string) (*Lock, error) {
+	unlock := lockPath(path)
+	defer unlock()
+	if owned(path) {
+		return nil, &HeldError{Path: path, PID: os.Getpid()}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("pidfile %s: %w", path, err)
+	}
+	f, err := lockFile(path, os.Getpid())
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Truncate(0); err != nil {
+		return nil, unlinkClose(f, path, err)
+	}
+	if _, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0); err != nil {
+		return nil, unlinkClose(f, path, fmt.Errorf("pidfile %s: %w", path, err))
+	}
+	l := &Lock{f: f, path: path}
+	setOwned(path, true)
+	return l, nil
+}
+
+// lockFile opens path and takes its lock for the process pid, retrying
+// while the holder is a process that is still about to write its pid, and
+// while the path is replaced under it (FreeBSD's flopen does the same).
+func lockFile(path string, pid int) (*os.File, error) {
+	const tries = 200
+	for try := 0; ; try++ {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|oNoFollow|oNonblock, 0o644)
+		if err != nil {
+			return nil, describeOpenErr(path, err)
+		}
+		if err := checkRegular(f, path); err != nil {
+			f.Close()
+			return nil, err
+		}
+		if err := setBlocking(f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("pidfile %s: %w", path, err)
+		}
+		err = setlk(f)
+		if errors.Is(err, errWouldBlock) {
+			h := &Handle{f: f, path: path}
+			state, holder, herr := h.holder()
+			text, _ := h.ReadPID()
+			f.Close()
+			if herr != nil {
+				return nil, herr
+			}
+			// A holder whose pid is in the file is a settled instance. Any
+			// other holder is another starter about to write its pid, or a
+			// multi removing a stale file; both let go within microseconds.
+			if state == Elsewhere || (state == Running && text == holder) || try >= tries {
+				return nil, &HeldError{Path: path, PID: holder}
+			}
+			backoff(try)
+			continue
+		}
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("pidfile %s: lock: %w", path, err)
+		}
+		h := &Handle{f: f, path: path}
+		if !h.SameFile() {
+			// Removed or replaced between our open and our lock.
+			f.Close()
+			continue
+		}
+		return f, nil
+	}
+}
+
+// File returns the locked file. Its descriptor must stay open, in this
+// process or in the program it execs, for as long as the lock should last.
+func (l *Lock) File() *os.File { return l.f }
+
+// Path returns the pidfile's path.
+func (l *Lock) Path() string { return l.path }
+
+// Release removes the pidfile, if it is still the locked file, and then
+// closes it, which drops the lock. Unlinking before closing means no other
+// process can lock the old file and find it gone.
+func (l *Lock) Release() error {
+	unlock := lockPath(l.path)
+	defer unlock()
+	setOwned(l.path, false)
+	return unlinkClose(l.f, l.path, nil)
+}
+
+// Close drops the lock and leaves the file in place (stale).
+func (l *Lock) Close() error {
+	unlock := lockPath(l.path)
+	defer unlock()
+	setOwned(l.path, false)
+	return l.f.Close()
+}
+
+// RemoveStale removes the pidfile at path if no process holds its lock. It
+// locks the file itself first and checks that the path still names the
+// locked file, so it can never remove the pidfile of a node that has just
+// started. An absent file is not an error; a held one is a [*HeldError].
+func RemoveStale(path string) error {
+	unlock := lockPath(path)
+	defer unlock()
+	if owned(path) {
+		return &HeldError{Path: path, PID: os.Getpid()}
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|oNoFollow|oNonblock, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return describeOpenErr(path, err)
+	}
+	if err := checkRegular(f, path); err != nil {
+		f.Close()
+		return err
+	}
+	if err := setlk(f); err != nil {
+		h := &Handle{f: f, path: path}
+		_, holder, _ := h.holder()
+		f.Close()
+		if errors.Is(err, errWouldBlock) {
+			return &HeldError{Path: path, PID: holder}
+		}
+		return fmt.Errorf("pidfile %s: lock: %w", path, err)
+	}
+	return unlinkClose(f, path, nil)
+}
+
+// unlinkClose unlinks path if it still names f, then closes f, and returns
+// cause (or the first error met when cause is nil).
+func unlinkClose(f *os.File, path string, cause error) error {
+	h := &Handle{f: f, path: path}
+	if h.SameFile() {
+		if err := os.Remove(path); err != nil && cause == nil && !errors.Is(err, fs.ErrNotExist) {
+			cause = fmt.Errorf("pidfile %s: %w", path, err)
+		}
+	}
+	if err := f.Close(); err != nil && cause == nil {
+		cause = err
+	}
+	return cause
+}
+
+func checkRegular(f *os.File, path string) error {
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("pidfile %s: %w", path, err)
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%w: %s is not a regular file (%s)", ErrBadPidfile, path, st.Mode().Type())
+	}
+	return nil
+}
+
+func describeOpenErr(path string, err error) error {
+	if isSymlinkErr(err) {
+		return fmt.Errorf("%w: %s is a symbolic link (not followed)", ErrBadPidfile, path)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("pidfile %s: %w", path, pe.Err)
+	}
+	return fmt.Errorf("pidfile %s: %w", path, err)
+}
+
+// backoff sleeps a little longer on each try: 50µs doubling to 10ms.
+func backoff(try int) {
+	d := 50 * 1000 << min(try, 8)
+	sleep(d)
+}
+
+// POSIX locks belong to the process, and closing any descriptor of a file
+// drops every lock the process holds on it. So operations in this process
+// that lock, or close a descriptor of, the same pidfile take turns.
+var (
+	pathMu   sync.Mutex
+	pathLock = map[string]*sync.Mutex{}
+	ownedSet = map[string]bool{}
+)
+
+func lockPath(path string) (unlock func()) {
+	pathMu.Lock()
+	mu := pathLock[path]
+	if mu == nil {
+		mu = new(sync.Mutex)
+		pathLock[path] = mu
+	}
+	pathMu.Unlock()
+	mu.Lock()
+	return mu.Unlock
+}
+
+func owned(path string) bool {
+	pathMu.Lock()
+	defer pathMu.Unlock()
+	return ownedSet[path]
+}
+
+func setOwned(path string, on bool) {
+	pathMu.Lock()
+	defer pathMu.Unlock()
+	if on {
+		ownedSet[path] = true
+	} else {
+		delete(ownedSet, path)
+	}
+}

@@ -1,0 +1,236 @@
+// Package waiter waits for pidfile locks to be released.
+//
+// A node holds a POSIX lock on its pidfile for its whole life and the kernel
+// drops that lock when the node dies, SIGKILL included, and before its
+// parent has reaped it. So "the lock is released" is the one test of death
+// that neither zombies nor recycled pids can fool, where kill(pid, 0) is
+// fooled by both.
+//
+// Each pidfile is opened once and its lock tested on that open file, so a
+// node that unlinks its pidfile while it is still exiting is waited for
+// until it is really gone.
+//
+// # Strategies
+//
+// [Poll], the default, tests every lock with fcntl(F_GETLK): at once, then
+// after short delays that double up to a bound, so quick deaths are seen
+// within a fraction of a millisecond and long waits cost little CPU.
+//
+// [Notify] adds wake-ups: an fsnotify watch on each pidfile's folder (a
+// pidfile removed, replaced or rewritten) and, on Linux, a pidfd that
+// becomes readable when the holder exits. Every wake-up tests the lock
+// again, and a slower poll stays underneath, because fsnotify sees nothing
+// when a process is SIGKILLed and leaves its pidfile behind.
+package waiter
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"time"
+
+	"github.com/multi-launcher/multi/nodes"
+)
+
+// A Target is a pidfile whose lock is awaited.
+type Target struct {
+	// Path is the pidfile.
+	Path string
+	// PID, if positive, is the holder being waited for: the target is
+	// released once that process no longer holds the lock, even if another
+	// has taken it since (a node restarted by someone else). Zero means
+	// released only when nobody holds the lock.
+	PID int
+}
+
+// A Strategy decides how to wait. [Poll] and [Notify] are the two there are.
+type Strategy interface {
+	wait(ctx context.Context, r *run) error
+}
+
+// Default is the strategy used when none is given: [Poll] with its defaults.
+var Default Strategy = Poll{}
+
+// Wait blocks until no process holds the lock on pidfile, or ctx is done.
+// An absent pidfile counts as released. A nil strategy means [Default].
+func Wait(ctx context.Context, pidfile string, s Strategy) error {
+	var terr error
+	err := WaitAll(ctx, []Target{{Path: pidfile}}, s, func(_ Target, err error) { terr = err })
+	if err != nil {
+		return err
+	}
+	return terr
+}
+
+// WaitAll blocks until every target is released or ctx is done, calling
+// done (from one goroutine at a time) as each target is released, with a
+// nil error, or gives up on it with the error that stopped its lock tests.
+// It returns ctx's error when ctx ends the wait, and nil otherwise; targets
+// not reported through done by then are still held.
+func WaitAll(ctx context.Context, targets []Target, s Strategy, done func(Target, error)) error {
+	if s == nil {
+		s = Default
+	}
+	r := &run{targets: targets, hs: make([]*nodes.Handle, len(targets)), over: make([]bool, len(targets)), done: done}
+	defer r.closeAll()
+	for i, t := range targets {
+		h, err := nodes.Open(t.Path)
+		if errors.Is(err, fs.ErrNotExist) {
+			r.finish(i, nil)
+			continue
+		}
+		if err != nil {
+			r.finish(i, err)
+			continue
+		}
+		r.hs[i] = h
+		r.pending++
+	}
+	if r.pending == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.wait(ctx, r)
+}
+
+// run is the state of one WaitAll call.
+type run struct {
+	targets []Target
+	hs      []*nodes.Handle
+	over    []bool
+	pending int
+	done    func(Target, error)
+}
+
+// probe tests target i's lock and finishes it when released.
+func (r *run) probe(i int) {
+	if r.over[i] || r.hs[i] == nil {
+		return
+	}
+	state, pid, err := r.hs[i].Holder()
+	switch {
+	case err != nil:
+	case state == nodes.Running && (r.targets[i].PID <= 0 || pid == r.targets[i].PID):
+		return
+	case state == nodes.Elsewhere && r.targets[i].PID <= 0:
+		return
+	}
+	r.hs[i].Close()
+	r.hs[i] = nil
+	r.pending--
+	r.finish(i, err)
+}
+
+// round probes every pending target.
+func (r *run) round() {
+	for i := range r.targets {
+		r.probe(i)
+	}
+}
+
+func (r *run) finish(i int, err error) {
+	r.over[i] = true
+	if r.done != nil {
+		r.done(r.targets[i], err)
+	}
+}
+
+func (r *run) closeAll() {
+	for i, h := range r.hs {
+		if h != nil {
+			h.Close()
+			r.hs[i] = nil
+		}
+	}
+}
+
+// Poll tests each lock at once, then after First, then after delays that
+// double up to Max.
+type Poll struct {
+	// First is the delay after the first test; zero means 100µs.
+	First time.Duration
+	// Max bounds the delay between tests; zero means 250ms.
+	Max time.Duration
+}
+
+// delays returns the backoff sequence as a function of the try number.
+func (p Poll) next(d time.Duration) time.Duration {
+	first, max := p.First, p.Max
+	if first <= 0 {
+		first = 100 * time.Microsecond
+	}
+	if max <= 0 {
+		max = 250 * time.Millisecond
+	}
+	if d <= 0 {
+		return min(first, max)
+	}
+	return min(2*d, max)
+}
+
+func (p Poll) wait(ctx context.Context, r *run) error {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	var d time.Duration
+	for {
+		r.round()
+		if r.pending == 0 {
+			return nil
+		}
+		d = p.next(d)
+		timer.Reset(d)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+		}
+	}
+}
+
+// Notify waits on wake-ups (fsnotify on the pidfiles' folders, and pidfds on
+// Linux) and re-tests a lock at each, with Poll underneath for what they
+// cannot see. If fsnotify cannot be set up, it falls back to Poll alone.
+type Notify struct {
+	// Poll is the polling that stays underneath; its zero value means
+	// Poll{First: 10ms, Max: 1s}.
+	Poll Poll
+}
+
+func (n Notify) wait(ctx context.Context, r *run) error {
+	p := n.Poll
+	if p == (Poll{}) {
+		p = Poll{First: 10 * time.Millisecond, Max: time.Second}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	wake := make(chan int, len(r.targets))
+	overflow := make(chan struct{}, 1)
+	stopFS := watchFolders(ctx, r.targets, wake, overflow)
+	stopPidfds := watchPidfds(ctx, r.targets, wake)
+	defer func() {
+		cancel() // first: no watcher may stay blocked sending a wake-up
+		stopPidfds()
+		stopFS()
+	}()
+
+	r.round()
+	d := p.next(0)
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for r.pending > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case i := <-wake:
+			r.probe(i)
+		case <-overflow:
+			r.round()
+		case <-timer.C:
+			r.round()
+			d = p.next(d)
+			timer.Reset(d)
+		}
+	}
+	return nil
+}
