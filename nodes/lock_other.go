@@ -23,3 +23,5 @@ func setBlocking(f *os.File) error        { return nil }
 func sleep(ns int)                        { time.Sleep(time.Duration(ns)) }
 
 func isSymlinkErr(err error) bool { return false }
+
+func isDirErr(err error) bool { return false }

@@ -56,3 +56,6 @@ func sleep(ns int) { time.Sleep(time.Duration(ns)) }
 
 // isSymlinkErr reports whether an O_NOFOLLOW open failed on a symbolic link.
 func isSymlinkErr(err error) bool { return errors.Is(err, syscall.ELOOP) }
+
+// isDirErr reports whether an open for writing failed on a directory.
+func isDirErr(err error) bool { return errors.Is(err, syscall.EISDIR) }

@@ -400,6 +400,9 @@ func describeOpenErr(path string, err error) error {
 	if isSymlinkErr(err) {
 		return fmt.Errorf("%w: %s is a symbolic link (not followed)", ErrBadPidfile, path)
 	}
+	if isDirErr(err) {
+		return fmt.Errorf("%w: %s is a directory", ErrBadPidfile, path)
+	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return fmt.Errorf("pidfile %s: %w", path, pe.Err)

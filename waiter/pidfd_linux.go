@@ -9,22 +9,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// watchPidfds sends a target's index on wake when the process it waits for
-// exits, seen through a pidfd (pidfd_open(2), Linux 5.3) that becomes
-// readable at exit, zombie or not. The pidfds sit in Go's network poller,
+// watchPidfds sends i on wake when process pids[i] exits, seen through a
+// pidfd (pidfd_open(2), Linux 5.3) that becomes readable at exit, zombie or
+// not. The pidfds sit in Go's network poller,
 // so a thousand of them cost parked goroutines, not threads. A pid that
 // cannot be opened (gone already, or an old kernel) just gets no wake-up:
 // the lock tests decide, this only hurries them.
-func watchPidfds(ctx context.Context, targets []Target, wake chan<- int) (stop func()) {
+func watchPidfds(ctx context.Context, pids []int, wake chan<- int) (stop func()) {
 	var (
 		wg    sync.WaitGroup
 		files []*os.File
 	)
-	for i, t := range targets {
-		if t.PID <= 1 {
+	for i, pid := range pids {
+		if pid <= 1 {
 			continue
 		}
-		fd, err := unix.PidfdOpen(t.PID, unix.PIDFD_NONBLOCK)
+		fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
 		if err != nil {
 			continue
 		}

@@ -71,7 +71,8 @@ func WaitAll(ctx context.Context, targets []Target, s Strategy, done func(Target
 	if s == nil {
 		s = Default
 	}
-	r := &run{targets: targets, hs: make([]*nodes.Handle, len(targets)), over: make([]bool, len(targets)), done: done}
+	r := &run{targets: targets, hs: make([]*nodes.Handle, len(targets)), over: make([]bool, len(targets)),
+		pids: make([]int, len(targets)), done: done}
 	defer r.closeAll()
 	for i, t := range targets {
 		h, err := nodes.Open(t.Path)
@@ -85,6 +86,14 @@ func WaitAll(ctx context.Context, targets []Target, s Strategy, done func(Target
 		}
 		r.hs[i] = h
 		r.pending++
+		r.pids[i] = t.PID
+		if t.PID <= 0 {
+			// Waiting for whoever holds it now: that is the process whose
+			// exit may end the wait.
+			if state, pid, err := h.Holder(); err == nil && state == nodes.Running {
+				r.pids[i] = pid
+			}
+		}
 	}
 	if r.pending == 0 {
 		return nil
@@ -100,6 +109,7 @@ type run struct {
 	targets []Target
 	hs      []*nodes.Handle
 	over    []bool
+	pids    []int // the holder each target waits for, where known
 	pending int
 	done    func(Target, error)
 }
@@ -189,6 +199,13 @@ func (p Poll) wait(ctx context.Context, r *run) error {
 	}
 }
 
+// After a wake-up that finds the lock still held, Notify looks again after
+// burstFirst, doubling up to burstMax.
+const (
+	burstFirst = 100 * time.Microsecond
+	burstMax   = 10 * time.Millisecond
+)
+
 // Notify waits on wake-ups (fsnotify on the pidfiles' folders, and pidfds on
 // Linux) and re-tests a lock at each, with Poll underneath for what they
 // cannot see. If fsnotify cannot be set up, it falls back to Poll alone.
@@ -207,7 +224,7 @@ func (n Notify) wait(ctx context.Context, r *run) error {
 	wake := make(chan int, len(r.targets))
 	overflow := make(chan struct{}, 1)
 	stopFS := watchFolders(ctx, r.targets, wake, overflow)
-	stopPidfds := watchPidfds(ctx, r.targets, wake)
+	stopPidfds := watchPidfds(ctx, r.pids, wake)
 	defer func() {
 		cancel() // first: no watcher may stay blocked sending a wake-up
 		stopPidfds()
@@ -218,12 +235,40 @@ func (n Notify) wait(ctx context.Context, r *run) error {
 	d := p.next(0)
 	timer := time.NewTimer(d)
 	defer timer.Stop()
+	burstTimer := time.NewTimer(time.Hour)
+	burstTimer.Stop()
+	defer burstTimer.Stop()
+	var burst time.Duration
+	recheck := map[int]bool{}
 	for r.pending > 0 {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case i := <-wake:
 			r.probe(i)
+			if !r.over[i] {
+				// A node unlinks its pidfile just before it exits and lets
+				// go of the lock, so the event comes a moment early: look
+				// again soon, a few times, before leaving it to the poll.
+				recheck[i] = true
+				if burst == 0 {
+					burst = burstFirst
+					burstTimer.Reset(burst)
+				}
+			}
+		case <-burstTimer.C:
+			for i := range recheck {
+				r.probe(i)
+				if r.over[i] {
+					delete(recheck, i)
+				}
+			}
+			if burst *= 2; burst > burstMax || len(recheck) == 0 {
+				burst = 0
+				clear(recheck)
+			} else {
+				burstTimer.Reset(burst)
+			}
 		case <-overflow:
 			r.round()
 		case <-timer.C:

@@ -1,0 +1,81 @@
+package nodes_test
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/multi-launcher/multi/nodes"
+)
+
+func TestRecords(t *testing.T) {
+	t.Parallel()
+	rundir := filepath.Join(t.TempDir(), "run")
+	ns, err := nodes.Spec{Names: []string{"b", "a"}, RunDir: rundir, Host: "h",
+		Command: []string{"sh", "-c", "echo 'it''s %n'"}, Dir: "/srv"}.Nodes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range ns {
+		if err := nodes.WriteRecord(rundir, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := nodes.ReadRecords(rundir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, ns) {
+		t.Errorf("ReadRecords = %+v; want %+v (in index order)", got, ns)
+	}
+	entries, _ := os.ReadDir(rundir)
+	if len(entries) != 2 {
+		t.Errorf("rundir holds %d entries; want the 2 records and no temporary file", len(entries))
+	}
+	if _, err := nodes.ReadRecord(rundir, "zz"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadRecord(missing): %v; want ErrNotExist", err)
+	}
+	if recs, err := nodes.ReadRecords(filepath.Join(rundir, "none")); err != nil || len(recs) != 0 {
+		t.Errorf("missing rundir: %v, %v; want no records", recs, err)
+	}
+}
+
+func TestResolve(t *testing.T) {
+	t.Parallel()
+	rundir := t.TempDir()
+	started, _ := nodes.Spec{Names: []string{"w1", "w2"}, RunDir: rundir, PidFile: "/p/%n.pid",
+		Command: []string{"sleep", "%n"}}.Nodes()
+	for _, n := range started {
+		nodes.WriteRecord(rundir, n)
+	}
+
+	// Names without templates take pidfile, logfile and command from records.
+	got, err := nodes.Spec{Names: []string{"w2", "w3"}, RunDir: rundir}.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].PidFile != "/p/w2.pid" || !reflect.DeepEqual(got[0].Command, []string{"sleep", "w2"}) {
+		t.Errorf("recorded w2 = %+v", got[0])
+	}
+	if got[1].PidFile != filepath.Join(rundir, "w3.pid") || got[1].Command != nil {
+		t.Errorf("unrecorded w3 = %+v; want defaults and no command", got[1])
+	}
+
+	// A template on the command line wins over the record.
+	got, _ = nodes.Spec{Names: []string{"w1"}, RunDir: rundir, PidFile: "/q/%n.pid"}.Resolve()
+	if got[0].PidFile != "/q/w1.pid" {
+		t.Errorf("explicit --pidfile lost: %+v", got[0])
+	}
+
+	// No names: every recorded node.
+	got, err = nodes.Spec{RunDir: rundir}.Resolve()
+	if err != nil || len(got) != 2 || got[0].Name != "w1" || got[1].Name != "w2" {
+		t.Errorf("all recorded = %+v, %v", got, err)
+	}
+	if _, err := (nodes.Spec{RunDir: t.TempDir()}).Resolve(); !errors.Is(err, nodes.ErrNoNodes) {
+		t.Errorf("empty rundir: %v; want ErrNoNodes", err)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package waiter_test
+
+const pidfdWakeups = false

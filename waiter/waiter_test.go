@@ -1,0 +1,224 @@
+package waiter_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/waiter"
+)
+
+const (
+	quiescent            = 10 * time.Millisecond
+	probablyStillBlocked = 10 * time.Second
+)
+
+// The test binary holds a pidfile's lock when started with this variable
+// set: it prints "locked" and holds until stdin closes, then exits without
+// removing the file (as a crash would) unless the value starts with "rm:".
+const holderEnv = "WAITER_TEST_HOLD"
+
+func TestMain(m *testing.M) {
+	if v := os.Getenv(holderEnv); v != "" {
+		path := v
+		rm := false
+		if len(v) > 3 && v[:3] == "rm:" {
+			path, rm = v[3:], true
+		}
+		l, err := nodes.Acquire(path)
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		fmt.Println("locked")
+		io.Copy(io.Discard, os.Stdin)
+		if rm {
+			l.Release()
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+type holderProc struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+}
+
+func hold(t *testing.T, spec string) *holderProc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), holderEnv+"="+spec)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "locked\n" {
+		t.Fatalf("holder: %q", line)
+	}
+	return &holderProc{cmd, stdin}
+}
+
+// mustBlock starts wait in a goroutine, checks that it has not returned
+// after quiescent, and returns a function that waits for its result.
+func mustBlock(t *testing.T, wait func() error) func() error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- wait() }()
+	select {
+	case err := <-done:
+		t.Fatalf("returned while the lock was held: %v", err)
+	case <-time.After(quiescent):
+	}
+	return func() error {
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(probablyStillBlocked):
+			t.Fatal("still blocked after the lock was released")
+			return nil
+		}
+	}
+}
+
+var strategies = map[string]waiter.Strategy{
+	"poll":   waiter.Poll{},
+	"notify": waiter.Notify{},
+	// A notify whose poll is too slow to matter: the wake-ups must do it.
+	"notify-slowpoll": waiter.Notify{Poll: waiter.Poll{First: time.Hour, Max: time.Hour}},
+}
+
+func TestWaitAbsentAndStale(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	stale := filepath.Join(dir, "stale.pid")
+	// Names a live process (this one), but nobody holds the lock.
+	os.WriteFile(stale, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	for name, s := range strategies {
+		for _, path := range []string{filepath.Join(dir, "absent.pid"), stale} {
+			if err := waiter.Wait(t.Context(), path, s); err != nil {
+				t.Errorf("%s: Wait(%s) = %v", name, filepath.Base(path), err)
+			}
+		}
+	}
+}
+
+func TestWaitKilled(t *testing.T) {
+	t.Parallel()
+	for name, s := range strategies {
+		if name == "notify-slowpoll" && !pidfdWakeups {
+			continue // SIGKILL leaves no fsnotify event: only a pidfd sees it
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "w.pid")
+			h := hold(t, path)
+			finish := mustBlock(t, func() error { return waiter.Wait(t.Context(), path, s) })
+			h.cmd.Process.Signal(syscall.SIGKILL)
+			if err := finish(); err != nil {
+				t.Fatal(err)
+			}
+			// Released before we reaped it; the file stays, stale.
+			if info, _ := nodes.Inspect(path); info.State != nodes.Stale {
+				t.Errorf("after: %v; want stale", info.State)
+			}
+		})
+	}
+}
+
+func TestWaitCleanExitRemovesFile(t *testing.T) {
+	t.Parallel()
+	for name, s := range strategies {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "w.pid")
+			h := hold(t, "rm:"+path)
+			finish := mustBlock(t, func() error { return waiter.Wait(t.Context(), path, s) })
+			h.stdin.Close()
+			if err := finish(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestWaitAllTargetPID(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.pid"), filepath.Join(dir, "b.pid")
+	ha, hb := hold(t, a), hold(t, b)
+	targets := []waiter.Target{
+		{Path: a, PID: ha.cmd.Process.Pid},
+		// b is held, but by another process than the one awaited (a node
+		// restarted by someone else): released as far as we care.
+		{Path: b, PID: ha.cmd.Process.Pid},
+	}
+	var mu sync.Mutex
+	var got []string
+	finish := mustBlock(t, func() error {
+		return waiter.WaitAll(t.Context(), targets, nil, func(tg waiter.Target, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, filepath.Base(tg.Path))
+			if err != nil {
+				t.Errorf("%s: %v", tg.Path, err)
+			}
+		})
+	})
+	mu.Lock()
+	if len(got) != 1 || got[0] != "b.pid" {
+		t.Errorf("released before a died: %v; want [b.pid]", got)
+	}
+	mu.Unlock()
+	ha.cmd.Process.Signal(syscall.SIGKILL)
+	if err := finish(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Errorf("done called for %v; want each target once", got)
+	}
+	_ = hb
+}
+
+func TestWaitCancel(t *testing.T) {
+	t.Parallel()
+	for name, s := range strategies {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "w.pid")
+			hold(t, path)
+			ctx, cancel := context.WithCancel(t.Context())
+			finish := mustBlock(t, func() error { return waiter.Wait(ctx, path, s) })
+			cancel()
+			if err := finish(); !errors.Is(err, context.Canceled) {
+				t.Fatalf("Wait = %v; want context.Canceled", err)
+			}
+		})
+	}
+}
+
+func TestWaitBadPidfile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	link := filepath.Join(dir, "link.pid")
+	os.Symlink("/etc/hostname", link)
+	if err := waiter.Wait(t.Context(), link, nil); !errors.Is(err, nodes.ErrBadPidfile) {
+		t.Fatalf("Wait(symlink) = %v; want ErrBadPidfile", err)
+	}
+}
