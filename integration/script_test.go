@@ -69,6 +69,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("MULTI_RUNDIR", filepath.Join(env.WorkDir, "run"))
 			env.Setenv("HOSTNAME", nodes.Hostname())
+			// multi and fakenode are race-enabled builds, whose runtime
+			// otherwise sleeps a second at every exit.
+			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			work := env.WorkDir
 			env.Defer(func() { killLeftovers(env.T(), work) })
 			return nil

@@ -1,0 +1,300 @@
+package multi_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/multi-launcher/multi/multi"
+	"github.com/multi-launcher/multi/nodes"
+)
+
+// nodeEnv makes the test binary a node: it prints "up", exits 0 on SIGTERM
+// (printing "term"), ignores SIGTERM when set to "ignore-term", and exits
+// by itself after a minute so that nothing outlives a broken test for long.
+const nodeEnv = "MULTI_TEST_NODE"
+
+func TestMain(m *testing.M) {
+	if role := os.Getenv(nodeEnv); role != "" {
+		sigs := make(chan os.Signal, 1)
+		if role == "ignore-term" {
+			signal.Ignore(syscall.SIGTERM)
+		} else {
+			signal.Notify(sigs, syscall.SIGTERM)
+		}
+		fmt.Println("up")
+		select {
+		case <-sigs:
+			fmt.Println("term")
+			os.Exit(0)
+		case <-time.After(time.Minute):
+			os.Exit(3)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// cluster returns a cluster of the named nodes in a fresh rundir, running
+// this test binary as a node in the given role ("" runs sleep). Its cleanup
+// kills whatever still holds a pidfile's lock there.
+func cluster(t *testing.T, role string, names ...string) *multi.Cluster {
+	t.Helper()
+	rundir := t.TempDir()
+	cmd := []string{"sleep", "300"}
+	env := os.Environ()
+	if role != "" {
+		cmd = []string{os.Args[0], "-test.run=^$"}
+		// The race runtime sleeps a second at exit by default.
+		env = append(env, nodeEnv+"="+role, "GORACE=atexit_sleep_ms=0")
+	}
+	ns, err := nodes.Spec{Names: names, RunDir: rundir, Command: cmd}.Nodes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, n := range ns {
+			if info, err := nodes.Inspect(n.PidFile); err == nil && info.State == nodes.Running && info.PID > 1 && info.PID != os.Getpid() {
+				syscall.Kill(-info.PID, syscall.SIGKILL)
+			}
+		}
+	})
+	return &multi.Cluster{Nodes: ns, RunDir: rundir, Env: env}
+}
+
+// waitUp waits until each node has said "up" in its log: its signal
+// handling is in place, so a signal cannot come too early.
+func waitUp(t *testing.T, ns ...nodes.Node) {
+	t.Helper()
+	for _, n := range ns {
+		for {
+			b, err := os.ReadFile(n.LogFile)
+			if err == nil && strings.Count(string(b), "up\n") > strings.Count(string(b), "term\n") {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+func holderOf(t *testing.T, n nodes.Node) int {
+	t.Helper()
+	info, err := nodes.Inspect(n.PidFile)
+	if err != nil || info.State != nodes.Running {
+		t.Fatalf("%s: %+v, %v; want running", n.Name, info, err)
+	}
+	return info.PID
+}
+
+func TestStartStatusStopWait(t *testing.T) {
+	t.Parallel()
+	c := cluster(t, "", "w1", "w2", "w3")
+	res, err := c.Start(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if got := holderOf(t, c.Nodes[i]); r.PID != got || r.String() != fmt.Sprintf("w%d: started (pid %d)", i+1, got) {
+			t.Errorf("result %q; holder %d", r, got)
+		}
+		if rec, err := nodes.ReadRecord(c.RunDir, r.Node.Name); err != nil || rec.Command[0] != "sleep" {
+			t.Errorf("record: %+v, %v", rec, err)
+		}
+	}
+	sts, err := c.Status(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range sts {
+		if s.State != nodes.Running || s.PID != res[i].PID {
+			t.Errorf("status %s: %+v", s.Node.Name, s.Info)
+		}
+	}
+	res, err = c.StopWait(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if r.Msg != fmt.Sprintf("stopped (pid %d)", sts[i].PID) {
+			t.Errorf("stopwait: %q", r)
+		}
+		if _, err := os.Stat(r.Node.PidFile); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: pidfile left: %v", r.Node.Name, err)
+		}
+	}
+}
+
+func TestStartAlreadyRunning(t *testing.T) {
+	t.Parallel()
+	c := cluster(t, "", "w1")
+	first, err := c.Start(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Start(t.Context())
+	var ne *multi.NodeError
+	if !errors.Is(err, multi.ErrAlreadyRunning) || !errors.As(err, &ne) || ne.Node != "w1" || ne.Op != "start" {
+		t.Fatalf("second Start: %v; want a NodeError matching ErrAlreadyRunning", err)
+	}
+	if res[0].PID != first[0].PID || holderOf(t, c.Nodes[0]) != first[0].PID {
+		t.Errorf("second start: %+v; the first instance (pid %d) must be the only one", res[0], first[0].PID)
+	}
+}
+
+func TestStartFailures(t *testing.T) {
+	t.Parallel()
+	c := cluster(t, "", "w1")
+	c.Nodes[0].Command = []string{"surely-not-a-program-here"}
+	res, err := c.Start(t.Context())
+	if err == nil || !strings.Contains(res[0].String(), `w1: FAILED: exec: "surely-not-a-program-here": executable file not found`) {
+		t.Fatalf("Start: %q, %v", res[0], err)
+	}
+	if _, err := os.Lstat(c.Nodes[0].PidFile); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("pidfile left behind by a failed start: %v", err)
+	}
+	if _, err := nodes.ReadRecord(c.RunDir, "w1"); err == nil {
+		t.Errorf("a failed start was recorded")
+	}
+
+	c.Nodes[0].Command = nil
+	if _, err := c.Start(t.Context()); !errors.Is(err, multi.ErrNoCommand) {
+		t.Errorf("no command: %v", err)
+	}
+
+	// A rundir that cannot be made: nothing starts at all.
+	c = cluster(t, "", "w1", "w2")
+	blocker := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(blocker, nil, 0o644)
+	c.RunDir = filepath.Join(blocker, "run")
+	res, err = c.Start(t.Context())
+	if err == nil {
+		t.Fatal("Start with a bad rundir succeeded")
+	}
+	for _, r := range res {
+		if r.Err == nil || r.PID != 0 {
+			t.Errorf("%q: want FAILED and nothing started", r)
+		}
+		if info, _ := nodes.Inspect(r.Node.PidFile); info.State != nodes.Absent {
+			t.Errorf("%s: pidfile %v", r.Node.Name, info.State)
+		}
+	}
+}
+
+// A stale pidfile is never signalled, whatever it names: here this very
+// test process, which SIGTERM would kill.
+func TestStaleNeverSignalled(t *testing.T) {
+	t.Parallel()
+	for _, text := range []string{strconv.Itoa(os.Getpid()) + "\n", "1\n", "-1\n", "0\n", "garbage", ""} {
+		c := cluster(t, "", "w1")
+		os.WriteFile(c.Nodes[0].PidFile, []byte(text), 0o644)
+		for name, verb := range map[string]func(context.Context) ([]multi.Result, error){
+			"stop": c.Stop, "stopwait": c.StopWait, "kill": c.Kill,
+		} {
+			os.WriteFile(c.Nodes[0].PidFile, []byte(text), 0o644)
+			res, err := verb(t.Context())
+			if err != nil || res[0].Msg != "not running (stale pidfile removed)" || res[0].PID != 0 {
+				t.Errorf("%s on %q: %q, %v", name, text, res[0], err)
+			}
+		}
+	}
+}
+
+func TestStopWaitTimeoutKills(t *testing.T) {
+	t.Parallel()
+	c := cluster(t, "ignore-term", "w1")
+	if _, err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	pid := holderOf(t, c.Nodes[0])
+	waitUp(t, c.Nodes...)
+	c.Timeout = 50 * time.Millisecond
+	res, err := c.StopWait(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Msg != fmt.Sprintf("killed after 50ms (pid %d)", pid) || !strings.Contains(res[0].Warning, "sent KILL") {
+		t.Errorf("result %q, warning %q", res[0], res[0].Warning)
+	}
+}
+
+func TestStopWaitCancelled(t *testing.T) {
+	t.Parallel()
+	c := cluster(t, "ignore-term", "w1")
+	if _, err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	pid := holderOf(t, c.Nodes[0])
+	waitUp(t, c.Nodes...)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	_, err := c.StopWait(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("StopWait: %v; want the context's error", err)
+	}
+	if holderOf(t, c.Nodes[0]) != pid {
+		t.Fatal("node changed")
+	}
+	res, err := c.Kill(t.Context())
+	if err != nil || res[0].Msg != fmt.Sprintf("killed (pid %d)", pid) {
+		t.Fatalf("Kill: %q, %v", res[0], err)
+	}
+}
+
+func TestRestart(t *testing.T) {
+	t.Parallel()
+	c := cluster(t, "term", "w1", "w2")
+	if _, err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	old := holderOf(t, c.Nodes[0])
+	waitUp(t, c.Nodes...)
+	// w2 goes down behind multi's back; restart just starts it.
+	if _, err := (&multi.Cluster{Nodes: c.Nodes[1:], RunDir: c.RunDir}).Kill(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Restart(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := holderOf(t, c.Nodes[0])
+	if now == old || res[0].Msg != fmt.Sprintf("restarted (pid %d)", now) {
+		t.Errorf("w1: %q (old pid %d)", res[0], old)
+	}
+	if res[1].Msg != fmt.Sprintf("started (pid %d)", holderOf(t, c.Nodes[1])) {
+		t.Errorf("w2: %q", res[1])
+	}
+	waitUp(t, c.Nodes[0])
+	log, _ := os.ReadFile(c.Nodes[0].LogFile)
+	if string(log) != "up\nterm\nup\n" {
+		t.Errorf("w1 log %q; want up, term, up", log)
+	}
+	if _, err := c.StopWait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestParseSignal(t *testing.T) {
+	t.Parallel()
+	good := map[string]syscall.Signal{"KILL": syscall.SIGKILL, "SIGKILL": syscall.SIGKILL, "kill": syscall.SIGKILL,
+		"9": syscall.SIGKILL, "HUP": syscall.SIGHUP, "TERM": syscall.SIGTERM, "15": syscall.SIGTERM, "USR1": syscall.SIGUSR1}
+	for in, want := range good {
+		if got, err := multi.ParseSignal(in); err != nil || got != want {
+			t.Errorf("ParseSignal(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "0", "-9", "NOPE", "SIG", "99999999999", "9x", "1000"} {
+		if _, err := multi.ParseSignal(bad); err == nil {
+			t.Errorf("ParseSignal(%q) succeeded", bad)
+		}
+	}
+	if multi.SignalName(syscall.SIGKILL) != "KILL" {
+		t.Errorf("SignalName(SIGKILL) = %q", multi.SignalName(syscall.SIGKILL))
+	}
+}
