@@ -78,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(args) < 2 {
 		app.Writer = stderr
-		cli.ShowAppHelp(cli.NewContext(app, nil, nil))
+		app.Run(args[:1]) // shows the help
 		return exitUsage
 	}
 	if err := app.RunContext(ctx, args); err != nil {

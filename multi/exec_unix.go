@@ -143,6 +143,7 @@ func spawn(n nodes.Node, env []string) (*os.Process, error) {
 	if werr != nil {
 		return nil, werr
 	}
+	nodes.RemoveStale(n.PidFile) // it left its pidfile behind, unlocked
 	return nil, fmt.Errorf("%w (%s; see %s)", ErrExitedAtOnce, describeExit(state), n.LogFile)
 }
 

@@ -1,0 +1,33 @@
+//go:build !unix
+
+package multi
+
+import (
+	"errors"
+	"os"
+	"syscall"
+
+	"github.com/multi-launcher/multi/nodes"
+)
+
+// Nodes need sessions, POSIX record locks and exec: elsewhere every verb
+// that starts or signals a node fails with errors.ErrUnsupported.
+
+const maxSignal = 32
+
+func signalName(sig syscall.Signal) string { return "" }
+func signalNum(name string) syscall.Signal {
+	switch name {
+	case "SIGTERM":
+		return syscall.SIGTERM
+	case "SIGKILL":
+		return syscall.SIGKILL
+	}
+	return 0
+}
+
+func spawn(n nodes.Node, env []string) (*os.Process, error) { return nil, errors.ErrUnsupported }
+
+func signalHolder(path string, expect int, sig syscall.Signal) (int, error) {
+	return 0, errors.ErrUnsupported
+}
