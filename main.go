@@ -38,7 +38,17 @@ var (
 	flagTimeout = &cli.StringFlag{Name: "timeout", Usage: "after `DURATION` (10s, 1m, or seconds) still running nodes get SIGKILL", DefaultText: "wait forever"}
 	flagWait    = &cli.StringFlag{Name: "wait", Usage: "how to wait for locks to be released: poll or notify (fsnotify and pidfd wake-ups)", Value: "poll"}
 	flagJSON    = &cli.BoolFlag{Name: "json", Usage: "print a JSON array, one object per node"}
+
+	flagPrefix      = &cli.StringFlag{Name: "prefix", Usage: "put `TEXT` before every node name given (not counted ones)"}
+	flagSuffix      = &cli.StringFlag{Name: "suffix", Usage: "the host part of full names, as celery's --suffix (\"\" for none); wins over --hostname"}
+	flagHostname    = &cli.StringFlag{Name: "hostname", Usage: "the host part of full names (%h, %n, %d: this machine's)", DefaultText: "this machine's host name"}
+	flagRangePrefix = &cli.StringFlag{Name: "range-prefix", Usage: "prefix of the names a count gives", Value: nodes.DefaultRangePrefix}
 )
+
+// withNames adds the flags that shape node names to a command's own flags.
+func withNames(flags ...cli.Flag) []cli.Flag {
+	return append(flags, flagPrefix, flagSuffix, flagHostname, flagRangePrefix)
+}
 
 func main() {
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
@@ -55,17 +65,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		Writer:    stdout,
 		ErrWriter: stderr,
 		Commands: []*cli.Command{
-			verb("start", "start nodes: multi start w1 w2 -- CMD ARGS...", "multi start [flags] NODES... [-- COMMAND [ARG...]]", false,
-				[]cli.Flag{flagPidfile, flagLogfile, flagRundir}, (*multi.Cluster).Start, &code),
+			verb("start", "start nodes: multi start w1 w2 -- CMD ARGS...", "multi start [flags] NODES... [OPTIONS] [-- COMMAND [ARG...]]", false,
+				withNames(flagPidfile, flagLogfile, flagRundir), (*multi.Cluster).Start, &code),
 			verb("stop", "send a signal (default TERM) and return", "multi stop [flags] [NODES...] [-SIGNAL]", true,
-				[]cli.Flag{flagPidfile, flagRundir}, (*multi.Cluster).Stop, &code),
+				withNames(flagPidfile, flagLogfile, flagRundir), (*multi.Cluster).Stop, &code),
 			verb("stopwait", "send a signal, wait until each node's lock is released, remove the pidfiles", "multi stopwait [flags] [NODES...] [-SIGNAL]", true,
-				[]cli.Flag{flagPidfile, flagRundir, flagTimeout, flagWait}, (*multi.Cluster).StopWait, &code),
+				withNames(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait), (*multi.Cluster).StopWait, &code),
 			verb("kill", "send KILL, wait until each node's lock is released, remove the pidfiles", "multi kill [flags] [NODES...]", false,
-				[]cli.Flag{flagPidfile, flagRundir, flagWait}, (*multi.Cluster).Kill, &code),
-			verb("restart", "stopwait nodes, then start them again with their recorded command", "multi restart [flags] [NODES...] [-SIGNAL]", true,
-				[]cli.Flag{flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait}, (*multi.Cluster).Restart, &code),
+				withNames(flagPidfile, flagLogfile, flagRundir, flagWait), (*multi.Cluster).Kill, &code),
+			verb("restart", "stopwait nodes, then start them again with their recorded command", "multi restart [flags] [NODES...] [-SIGNAL] [OPTIONS] [-- COMMAND [ARG...]]", true,
+				withNames(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait), (*multi.Cluster).Restart, &code),
 			statusCommand(&code),
+			namesCommand(),
+			expandCommand(),
+			showCommand("show", "print the command line each node would run, shell-quoted", "multi show [flags] NODES... [OPTIONS] [-- COMMAND [ARG...]]", &code),
+			showCommand("get", "print the command line of the node FULLNAME (exit 1 if it is not in the set)", "multi get [flags] FULLNAME NODES... [OPTIONS] [-- COMMAND [ARG...]]", &code),
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
 			fmt.Fprintf(stderr, "multi: unknown command %q (see multi --help)\n", name)
@@ -95,16 +109,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 // parseCommand parses a verb's arguments with multi's grammar, driven by
 // the flags the verb declares.
 func parseCommand(c *cli.Context, withSignal bool) (*nodes.Args, error) {
-	p := nodes.Parser{Flags: map[string]bool{}}
+	p := nodes.Parser{Flags: map[string]bool{}, PerNode: map[string]bool{"pidfile": true, "logfile": true}, Forward: true}
 	for _, f := range c.Command.Flags {
 		_, isBool := f.(*cli.BoolFlag)
 		for _, name := range f.Names() {
 			p.Flags[name] = !isBool
 		}
 	}
-	if withSignal {
-		p.Signal = func(s string) bool { _, err := multi.ParseSignal(s); return err == nil }
-	}
+	p.Signal = func(s string) bool { _, err := multi.ParseSignal(s); return err == nil }
+	p.NoSignal = !withSignal
 	a, err := p.Parse(c.Args().Slice())
 	if errors.Is(err, nodes.ErrHelp) {
 		cli.HelpPrinter(c.App.Writer, cli.CommandHelpTemplate, c.Command)
@@ -124,30 +137,11 @@ func usage(c *cli.Context, err error) error {
 
 // cluster builds the set of nodes and the cluster from parsed arguments.
 func cluster(c *cli.Context, a *nodes.Args) (*multi.Cluster, error) {
-	spec := nodes.Spec{
-		Names:   a.Names,
-		RunDir:  a.Flags["rundir"],
-		PidFile: a.Flags["pidfile"],
-		LogFile: a.Flags["logfile"],
-		Command: a.Command,
-	}
-	if spec.RunDir == "" {
-		spec.RunDir = nodes.DefaultRunDir()
-	}
-	if c.Command.Name == "start" && !a.HasCommand && len(a.Names) == 0 {
-		return nil, usage(c, errors.New("no nodes given"))
-	}
-	if a.HasCommand && len(a.Command) == 0 {
-		return nil, usage(c, errors.New("no command after --"))
-	}
-	if a.HasCommand && c.Command.Name != "start" && c.Command.Name != "restart" {
-		return nil, usage(c, errors.New("a command after -- only goes with start and restart"))
-	}
-	ns, err := spec.Resolve()
+	ns, err := resolve(c, a)
 	if err != nil {
-		return nil, usage(c, err)
+		return nil, err
 	}
-	cl := &multi.Cluster{Nodes: ns, RunDir: spec.RunDir}
+	cl := &multi.Cluster{Nodes: ns, RunDir: rundir(a)}
 	if a.Signal != "" {
 		if cl.Signal, err = multi.ParseSignal(a.Signal); err != nil {
 			return nil, usage(c, err)
@@ -167,6 +161,51 @@ func cluster(c *cli.Context, a *nodes.Args) (*multi.Cluster, error) {
 		return nil, usage(c, fmt.Errorf("--wait is poll or notify, not %q", a.Flags["wait"]))
 	}
 	return cl, nil
+}
+
+// rundir is --rundir, else $MULTI_RUNDIR, else the default.
+func rundir(a *nodes.Args) string {
+	if d := a.Flags["rundir"]; d != "" {
+		return d
+	}
+	return nodes.DefaultRunDir()
+}
+
+// resolve builds the set of nodes from parsed arguments and the records.
+func resolve(c *cli.Context, a *nodes.Args) ([]nodes.Node, error) {
+	spec := nodes.Spec{
+		Names:       a.Names,
+		Prefix:      a.Flags["prefix"],
+		Host:        a.Flags["hostname"],
+		RangePrefix: a.Flags["range-prefix"],
+		RunDir:      rundir(a),
+		PidFile:     a.Flags["pidfile"],
+		LogFile:     a.Flags["logfile"],
+		NodeFiles:   a.NodeFlags,
+		Options:     a.Options,
+		Command:     a.Command,
+	}
+	if s, ok := a.Flags["suffix"]; ok {
+		spec.Host = s
+		if s == "" {
+			spec.Host = `""`
+		}
+	}
+	name := c.Command.Name
+	if name == "start" && len(a.Names) == 0 {
+		return nil, usage(c, errors.New("no nodes given"))
+	}
+	if a.HasCommand && len(a.Command) == 0 {
+		return nil, usage(c, errors.New("no command after --"))
+	}
+	if a.HasCommand && name != "start" && name != "restart" && name != "show" && name != "get" {
+		return nil, usage(c, errors.New("a command after -- only goes with start, restart, show and get"))
+	}
+	ns, err := spec.Resolve()
+	if err != nil {
+		return nil, usage(c, err)
+	}
+	return ns, nil
 }
 
 func parseTimeout(s string) (time.Duration, error) {
@@ -246,7 +285,7 @@ func statusCommand(code *int) *cli.Command {
 		Name:            "status",
 		Usage:           "show each node's state from its pidfile's lock (exit 0 all running, 1 stale, 3 stopped)",
 		UsageText:       "multi status [flags] [NODES...] [--json]",
-		Flags:           []cli.Flag{flagPidfile, flagLogfile, flagRundir, flagJSON},
+		Flags:           withNames(flagPidfile, flagLogfile, flagRundir, flagJSON),
 		SkipFlagParsing: true,
 		Action: func(c *cli.Context) error {
 			a, err := parseCommand(c, false)
@@ -310,4 +349,110 @@ func statusCode(sts []multi.Status) int {
 		}
 	}
 	return code
+}
+
+// namesCommand prints each node's full name, as celery multi names.
+func namesCommand() *cli.Command {
+	return &cli.Command{
+		Name:            "names",
+		Usage:           "print each node's full name, one per line",
+		UsageText:       "multi names [flags] NODES...",
+		Flags:           withNames(flagRundir),
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			a, err := parseCommand(c, false)
+			if err != nil {
+				return err
+			}
+			ns, err := resolve(c, a)
+			if err != nil {
+				return err
+			}
+			for _, n := range ns {
+				fmt.Fprintln(c.App.Writer, n.FullName())
+			}
+			return nil
+		},
+	}
+}
+
+// expandCommand prints a template expanded for each node, as celery multi
+// expand.
+func expandCommand() *cli.Command {
+	return &cli.Command{
+		Name:            "expand",
+		Usage:           "print TEMPLATE expanded for each node, one per line",
+		UsageText:       "multi expand [flags] TEMPLATE NODES...",
+		Flags:           withNames(flagRundir),
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			a, err := parseCommand(c, false)
+			if err != nil {
+				return err
+			}
+			if len(a.Names) == 0 {
+				return usage(c, errors.New("no template given"))
+			}
+			tmpl := a.Names[0]
+			a.Names = a.Names[1:]
+			ns, err := resolve(c, a)
+			if err != nil {
+				return err
+			}
+			for _, n := range ns {
+				s, err := nodes.Expand(tmpl, n)
+				if err != nil {
+					return usage(c, err)
+				}
+				fmt.Fprintln(c.App.Writer, s)
+			}
+			return nil
+		},
+	}
+}
+
+// showCommand is show (every node's command line) or get (one node's).
+func showCommand(name, usageLine, usageText string, code *int) *cli.Command {
+	return &cli.Command{
+		Name:            name,
+		Usage:           usageLine,
+		UsageText:       usageText,
+		Flags:           withNames(flagPidfile, flagLogfile, flagRundir),
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			a, err := parseCommand(c, false)
+			if err != nil {
+				return err
+			}
+			want := ""
+			if name == "get" {
+				if len(a.Names) == 0 {
+					return usage(c, errors.New("no node name given"))
+				}
+				want, a.Names = a.Names[0], a.Names[1:]
+			}
+			ns, err := resolve(c, a)
+			if err != nil {
+				return err
+			}
+			found := false
+			for _, n := range ns {
+				if want != "" && n.FullName() != want {
+					continue
+				}
+				found = true
+				if len(n.Command) == 0 {
+					fmt.Fprintf(c.App.ErrWriter, "%s: FAILED: %v\n", n.Name, multi.ErrNoCommand)
+					*code = exitFailed
+					continue
+				}
+				fmt.Fprintln(c.App.Writer, nodes.Quote(n.Command))
+			}
+			if !found {
+				fmt.Fprintf(c.App.ErrWriter, "multi get: no node %s in the set\n", want)
+				*code = exitFailed
+			}
+			return nil
+		},
+	}
 }

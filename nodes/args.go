@@ -14,27 +14,68 @@ var ErrUsage = errors.New("usage")
 // (-h or --help before "--").
 var ErrHelp = errors.New("help requested")
 
-// A Parser splits a multi command line the way celery multi users write
-// it: node names and multi's own flags in any order, an optional -SIGNAL,
-// and, after "--", the node's command exactly as given.
+// A Parser splits a multi command line the way celery multi users write it:
+// node names, multi's own flags in any order, an optional -SIGNAL, options
+// for the nodes' command (celery's "worker options", per node with
+// -OPT:NODES), and, after "--", the command exactly as given.
+//
+// # Where a word belongs
+//
+//   - multi's own flags (Flags) may stand anywhere before "--", as
+//     --flag=value or --flag value.
+//   - Other options are passed to the command. A long one takes a value only
+//     with "=" (--loglevel=DEBUG), as in celery. A short one with a scope
+//     (-c:1-3 10) always takes the next word as its value. A short one
+//     without a scope takes the next word (not starting with '-') as its
+//     value only once the node names have been given: before them it takes
+//     none, so "-E w1 w2" is two nodes with -E, never one node named w2.
+//   - The node names are one run of words. A word after the options that is
+//     not an option's value is an error, not a silently added node.
 type Parser struct {
 	// Flags are multi's own long flags, by name without dashes; the value
-	// says whether the flag takes a value (--pidfile=X or --pidfile X).
-	// A flag that takes none is recorded as "true".
+	// says whether the flag takes a value. A flag that takes none is
+	// recorded as "true".
 	Flags map[string]bool
-	// Short maps one-letter flags (without the dash) to their long name.
-	Short map[string]string
-	// Signal reports whether a word such as "KILL" or "9" (the text after
-	// a single dash) names a signal. Nil means no -SIGNAL is accepted.
+	// PerNode lists the flags of Flags that may be given per node, as
+	// --pidfile:w1=PATH (celery allows --pidfile and --logfile so).
+	PerNode map[string]bool
+	// Signal reports whether a word such as "KILL" or "9" (the text after a
+	// single dash) names a signal. Nil means no -SIGNAL is accepted.
 	Signal func(string) bool
+	// NoSignal refuses, as a usage error, a -SIGNAL that Signal recognises
+	// (for verbs that send no signal of the user's choice), rather than
+	// passing it to the command as an option.
+	NoSignal bool
+	// Forward accepts options multi does not own, for the nodes' command.
+	// When false they are usage errors.
+	Forward bool
+}
+
+// An Option is an option for the nodes' command, or a per-node flag of
+// multi's own, as given on the command line.
+type Option struct {
+	// Name is the option with its dashes: "-c", "--loglevel".
+	Name string
+	// Value is its value, if HasValue.
+	Value    string
+	HasValue bool
+	// Scope is the node list after ':' ("1-3", "w1,w2", "w1@host"); ""
+	// means every node.
+	Scope string
 }
 
 // Args is a parsed command line.
 type Args struct {
-	// Names are the positional words before "--": node names or a count.
+	// Names are the node names, or a count, as given.
 	Names []string
-	// Flags holds the flags given, by long name; later ones win.
+	// Flags holds multi's own flags given for every node, by long name;
+	// later ones win.
 	Flags map[string]string
+	// NodeFlags are multi's own flags given per node (Name without
+	// dashes: "pidfile").
+	NodeFlags []Option
+	// Options are the options for the command, in order.
+	Options []Option
 	// Signal is the text of the -SIGNAL word without its dash; "" if none.
 	Signal string
 	// Command is everything after the first "--", untouched.
@@ -46,6 +87,14 @@ type Args struct {
 // Parse parses args (without the program and verb names).
 func (p Parser) Parse(args []string) (*Args, error) {
 	a := &Args{Flags: map[string]string{}}
+	namesStarted, namesEnded := false, false
+	value := func(i *int, what string) (string, error) {
+		if *i+1 >= len(args) || args[*i+1] == "--" {
+			return "", fmt.Errorf("%w: %s needs a value", ErrUsage, what)
+		}
+		*i++
+		return args[*i], nil
+	}
 	for i := 0; i < len(args); i++ {
 		tok := args[i]
 		switch {
@@ -57,52 +106,115 @@ func (p Parser) Parse(args []string) (*Args, error) {
 		case tok == "-h" || tok == "--help":
 			return nil, ErrHelp
 		case strings.HasPrefix(tok, "--"):
-			name, val, hasVal := strings.Cut(tok[2:], "=")
-			takes, ok := p.Flags[name]
-			if !ok {
-				return nil, fmt.Errorf("%w: unknown flag --%s", ErrUsage, name)
+			spec, val, hasVal := strings.Cut(tok[2:], "=")
+			name, scope, scoped := strings.Cut(spec, ":")
+			if err := checkOptName(tok, name, scope, scoped); err != nil {
+				return nil, err
 			}
-			if !takes {
+			takes, own := p.Flags[name]
+			switch {
+			case own && scoped:
+				if !p.PerNode[name] {
+					return nil, fmt.Errorf("%w: --%s cannot be given per node (%s)", ErrUsage, name, tok)
+				}
+				if !hasVal {
+					var err error
+					if val, err = value(&i, tok); err != nil {
+						return nil, err
+					}
+				}
+				a.NodeFlags = append(a.NodeFlags, Option{Name: name, Value: val, HasValue: true, Scope: scope})
+			case own && !takes:
 				if hasVal {
 					return nil, fmt.Errorf("%w: flag --%s takes no value", ErrUsage, name)
 				}
-				val = "true"
-			} else if !hasVal {
-				if i+1 >= len(args) {
-					return nil, fmt.Errorf("%w: flag --%s needs a value", ErrUsage, name)
+				a.Flags[name] = "true"
+			case own:
+				if !hasVal {
+					var err error
+					if val, err = value(&i, "flag --"+name); err != nil {
+						return nil, err
+					}
 				}
-				i++
-				val = args[i]
+				a.Flags[name] = val
+			case !p.Forward:
+				return nil, fmt.Errorf("%w: unknown flag --%s", ErrUsage, name)
+			default:
+				a.Options = append(a.Options, Option{Name: "--" + name, Value: val, HasValue: hasVal, Scope: scope})
+				namesEnded = namesStarted
 			}
-			a.Flags[name] = val
 		case strings.HasPrefix(tok, "-"):
 			word := tok[1:]
-			if long, ok := p.Short[word]; ok {
-				// Short flags take no value of their own here.
-				if p.Flags[long] {
-					if i+1 >= len(args) {
-						return nil, fmt.Errorf("%w: flag -%s needs a value", ErrUsage, word)
-					}
-					i++
-					a.Flags[long] = args[i]
-				} else {
-					a.Flags[long] = "true"
+			if p.Signal != nil && p.Signal(word) {
+				if p.NoSignal {
+					return nil, fmt.Errorf("%w: %s: this command takes no signal", ErrUsage, tok)
 				}
+				if a.Signal != "" {
+					return nil, fmt.Errorf("%w: two signals given (-%s and %s)", ErrUsage, a.Signal, tok)
+				}
+				a.Signal = word
 				continue
 			}
-			if p.Signal == nil || !p.Signal(word) {
-				if p.Signal != nil {
-					return nil, fmt.Errorf("%w: %s is neither a flag nor a signal", ErrUsage, tok)
-				}
+			if p.Signal != nil && !p.NoSignal && looksLikeSignal(word) {
+				return nil, fmt.Errorf("%w: %s is neither a flag nor a signal", ErrUsage, tok)
+			}
+			if !p.Forward {
 				return nil, fmt.Errorf("%w: unknown flag %s", ErrUsage, tok)
 			}
-			if a.Signal != "" {
-				return nil, fmt.Errorf("%w: two signals given (-%s and %s)", ErrUsage, a.Signal, tok)
+			name, scope, scoped := strings.Cut(word, ":")
+			if err := checkOptName(tok, name, scope, scoped); err != nil {
+				return nil, err
 			}
-			a.Signal = word
+			o := Option{Name: "-" + name, Scope: scope}
+			next := i+1 < len(args) && args[i+1] != "--" && !strings.HasPrefix(args[i+1], "-")
+			if scoped {
+				// celery's -c:1-3 10 always has a value.
+				var err error
+				if o.Value, err = value(&i, tok); err != nil {
+					return nil, err
+				}
+				o.HasValue = true
+			} else if namesStarted && next {
+				i++
+				o.Value, o.HasValue = args[i], true
+			}
+			a.Options = append(a.Options, o)
+			namesEnded = namesStarted
 		default:
+			if namesEnded {
+				return nil, fmt.Errorf("%w: %q after the options: node names go together, before or after options, "+
+					"and a value goes with its option (-c=%s or -c %s after the names)", ErrUsage, tok, tok, tok)
+			}
 			a.Names = append(a.Names, tok)
+			namesStarted = true
 		}
 	}
 	return a, nil
+}
+
+func checkOptName(tok, name, scope string, scoped bool) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: %s has no option name", ErrUsage, tok)
+	case scoped && scope == "":
+		return fmt.Errorf("%w: %s has an empty node list after ':'", ErrUsage, tok)
+	case strings.Contains(scope, ":"):
+		return fmt.Errorf("%w: %s has more than one ':'", ErrUsage, tok)
+	}
+	return nil
+}
+
+// looksLikeSignal reports whether a word after a dash is all capitals or
+// all digits, so that a mistyped -SIGNAL is an error rather than an option
+// passed along unnoticed.
+func looksLikeSignal(word string) bool {
+	if word == "" {
+		return false
+	}
+	upper, digit := true, true
+	for _, r := range word {
+		upper = upper && r >= 'A' && r <= 'Z'
+		digit = digit && r >= '0' && r <= '9'
+	}
+	return upper || digit
 }

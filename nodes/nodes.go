@@ -34,7 +34,7 @@ const DefaultRangePrefix = "celery"
 
 // A Node is one named instance of the command, with its files resolved.
 type Node struct {
-	// Name is the short name, unique within a set: "w1".
+	// Name is the short name, unique within a set: "w1" (with any prefix).
 	Name string
 	// Host is the host part of the full name.
 	Host string
@@ -46,9 +46,12 @@ type Node struct {
 	// LogFile is the absolute path the node's stdout and stderr are
 	// appended to.
 	LogFile string
-	// Command is the node's argv, expanded. It may be empty for verbs that
-	// do not start anything.
+	// Command is the node's argv, expanded: the command given, then the
+	// options for it. It may be empty for verbs that start nothing.
 	Command []string
+	// Options is the tail of Command that came from options given to multi
+	// (celery's worker options), so that a restart can replace them.
+	Options []string
 	// Dir is the node's working directory; "" means the caller's.
 	Dir string
 }
@@ -66,16 +69,22 @@ var (
 	ErrBadName       = errors.New("bad node name")
 	ErrDuplicateName = errors.New("duplicate node name")
 	ErrBadTemplate   = errors.New("bad template")
+	ErrBadScope      = errors.New("bad node list")
 )
 
 // A Spec describes a set of nodes before expansion: the names as the user
 // gave them and the templates of their files and command. Its zero value
 // for each template field has a documented default.
 type Spec struct {
-	// Names are the node names as given, or a single count ("3").
+	// Names are the node names as given (w1, or w1@host), or a single count
+	// ("3"). Names, Prefix and Host may use this machine's host name:
+	// %h (all of it), %n (up to the first dot), %d (after it).
 	Names []string
-	// Host is the default host part of full names; "" means this machine's
-	// host name.
+	// Prefix is put before every name given (not before counted names,
+	// which take RangePrefix), as celery's --prefix.
+	Prefix string
+	// Host is the host part of full names; "" means this machine's host
+	// name. A name given as name@host keeps its own.
 	Host string
 	// RangePrefix prefixes the names a count expands to; "" means
 	// [DefaultRangePrefix].
@@ -88,103 +97,288 @@ type Spec struct {
 	PidFile string
 	// LogFile is the logfile template; "" means RunDir/%n.log.
 	LogFile string
+	// NodeFiles are per-node pidfile and logfile templates (Name "pidfile"
+	// or "logfile", Scope the nodes), winning over PidFile and LogFile.
+	NodeFiles []Option
 	// Command is the command template; each argument is expanded on its
 	// own, so spaces and quotes inside an argument survive.
 	Command []string
+	// Options are options for the command, appended after its arguments:
+	// "-c" "10" for a short option, "--loglevel=DEBUG" for a long one. An
+	// option with a Scope applies to those nodes only, and replaces, for
+	// them, the option of the same name given for every node. Values are
+	// expanded per node.
+	Options []Option
 	// Dir is the working directory of the nodes and the base of relative
 	// paths; "" means the current directory.
 	Dir string
 }
 
 // Nodes expands the spec into nodes, in the order the names were given.
-// It touches no file.
+// It touches no file. Options are appended to the command only when there
+// is one.
 func (s Spec) Nodes() ([]Node, error) {
-	names, err := s.names()
+	ns, _, err := s.nodes()
+	return ns, err
+}
+
+// given records, per node, whether its pidfile and logfile templates were
+// given rather than defaulted.
+type given struct{ pidfile, logfile bool }
+
+func (s Spec) nodes() ([]Node, []given, error) {
+	names, counted, err := s.names()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	host := s.Host
-	if host == "" {
-		host = Hostname()
+	host := Hostname()
+	if s.Host != "" {
+		if host, err = hostFormat(s.Host); err != nil {
+			return nil, nil, err
+		}
+	}
+	prefix, err := hostFormat(s.Prefix)
+	if err != nil {
+		return nil, nil, err
 	}
 	base := s.Dir
 	if base == "" {
 		if base, err = os.Getwd(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	rundir := s.RunDir
 	if rundir == "" {
 		rundir = DefaultRunDir()
 	}
-	pidT, logT := s.PidFile, s.LogFile
-	if pidT == "" {
-		pidT = filepath.Join(escapePercent(rundir), "%n.pid")
-	}
-	if logT == "" {
-		logT = filepath.Join(escapePercent(rundir), "%n.log")
-	}
 
-	out := make([]Node, 0, len(names))
+	out := make([]Node, len(names))
+	raw := make([]string, len(names))
 	seen := make(map[string]bool, len(names))
-	pidfiles := make(map[string]string, len(names))
-	for i, raw := range names {
+	for i, name := range names {
 		n := Node{Index: i + 1, Host: host, Dir: s.Dir}
-		n.Name, n.Host = raw, host
-		if short, h, ok := strings.Cut(raw, "@"); ok {
-			n.Name, n.Host = short, h
-		}
-		if err := CheckName(n.Name); err != nil {
-			return nil, err
-		}
-		if seen[n.Name] {
-			return nil, fmt.Errorf("%w: %q", ErrDuplicateName, n.Name)
-		}
-		seen[n.Name] = true
-		if n.PidFile, err = expandPath(pidT, n, base); err != nil {
-			return nil, err
-		}
-		if other, dup := pidfiles[n.PidFile]; dup {
-			return nil, fmt.Errorf("%w: nodes %s and %s share the pidfile %s", ErrBadTemplate, other, n.Name, n.PidFile)
-		}
-		pidfiles[n.PidFile] = n.Name
-		if n.LogFile, err = expandPath(logT, n, base); err != nil {
-			return nil, err
-		}
-		if len(s.Command) > 0 {
-			n.Command = make([]string, len(s.Command))
-			for j, a := range s.Command {
-				if n.Command[j], err = Expand(a, n); err != nil {
-					return nil, err
-				}
+		if short, h, ok := strings.Cut(name, "@"); ok {
+			// A full name keeps its host and takes no prefix.
+			full, err := hostFormat(name)
+			if err != nil {
+				return nil, nil, err
+			}
+			short, h, _ = strings.Cut(full, "@")
+			n.Name, n.Host, raw[i] = short, h, short
+		} else {
+			if name, err = hostFormat(name); err != nil {
+				return nil, nil, err
+			}
+			n.Name, raw[i] = name, name
+			if !counted {
+				n.Name = prefix + name
 			}
 		}
-		out = append(out, n)
+		if err := CheckName(n.Name); err != nil {
+			return nil, nil, err
+		}
+		if err := checkHost(n.Host); err != nil {
+			return nil, nil, err
+		}
+		if seen[n.Name] {
+			return nil, nil, fmt.Errorf("%w: %q", ErrDuplicateName, n.Name)
+		}
+		seen[n.Name] = true
+		out[i] = n
 	}
-	return out, nil
+
+	opts := make([][]Option, len(out))
+	pidT := make([]string, len(out))
+	logT := make([]string, len(out))
+	explicit := make([]given, len(out))
+	for i := range out {
+		pidT[i], logT[i] = s.PidFile, s.LogFile
+		explicit[i] = given{s.PidFile != "", s.LogFile != ""}
+		if pidT[i] == "" {
+			pidT[i] = filepath.Join(escapePercent(rundir), "%n.pid")
+		}
+		if logT[i] == "" {
+			logT[i] = filepath.Join(escapePercent(rundir), "%n.log")
+		}
+	}
+	for _, o := range s.NodeFiles {
+		idx, err := resolveScope(o, out, raw)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, i := range idx {
+			switch o.Name {
+			case "pidfile":
+				pidT[i], explicit[i].pidfile = o.Value, true
+			case "logfile":
+				logT[i], explicit[i].logfile = o.Value, true
+			default:
+				return nil, nil, fmt.Errorf("%w: --%s cannot be given per node", ErrBadScope, o.Name)
+			}
+		}
+	}
+	// Options for every node first, then per-node ones, which replace
+	// them whatever the order they were given in, as in celery.
+	for _, o := range s.Options {
+		if o.Scope == "" {
+			for i := range opts {
+				opts[i] = mergeOption(opts[i], o)
+			}
+		}
+	}
+	for _, o := range s.Options {
+		if o.Scope == "" {
+			continue
+		}
+		idx, err := resolveScope(o, out, raw)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, i := range idx {
+			opts[i] = mergeOption(opts[i], o)
+		}
+	}
+
+	pidfiles := make(map[string]string, len(out))
+	for i := range out {
+		n := &out[i]
+		if n.PidFile, err = expandPath(pidT[i], *n, base); err != nil {
+			return nil, nil, err
+		}
+		if other, dup := pidfiles[n.PidFile]; dup {
+			return nil, nil, fmt.Errorf("%w: nodes %s and %s share the pidfile %s", ErrBadTemplate, other, n.Name, n.PidFile)
+		}
+		pidfiles[n.PidFile] = n.Name
+		if n.LogFile, err = expandPath(logT[i], *n, base); err != nil {
+			return nil, nil, err
+		}
+		for _, a := range s.Command {
+			w, err := Expand(a, *n)
+			if err != nil {
+				return nil, nil, err
+			}
+			n.Command = append(n.Command, w)
+		}
+		for _, o := range opts[i] {
+			words, err := o.words(*n)
+			if err != nil {
+				return nil, nil, err
+			}
+			n.Options = append(n.Options, words...)
+		}
+		if len(n.Command) > 0 {
+			n.Command = append(n.Command, n.Options...)
+		}
+	}
+	return out, explicit, nil
 }
 
 // names returns the names as given, or the names a lone count expands to.
-func (s Spec) names() ([]string, error) {
+func (s Spec) names() (names []string, counted bool, err error) {
 	if len(s.Names) == 0 {
-		return nil, ErrNoNodes
+		return nil, false, ErrNoNodes
 	}
 	if len(s.Names) == 1 && isCount(s.Names[0]) {
 		n, err := strconv.Atoi(s.Names[0])
 		if err != nil || n < 1 || n > MaxNodes {
-			return nil, fmt.Errorf("%w: count %q must be 1 to %d", ErrBadName, s.Names[0], MaxNodes)
+			return nil, false, fmt.Errorf("%w: count %q must be 1 to %d", ErrBadName, s.Names[0], MaxNodes)
 		}
 		prefix := s.RangePrefix
 		if prefix == "" {
 			prefix = DefaultRangePrefix
 		}
+		if prefix, err = hostFormat(prefix); err != nil {
+			return nil, false, err
+		}
 		out := make([]string, n)
 		for i := range out {
 			out[i] = prefix + strconv.Itoa(i+1)
 		}
-		return out, nil
+		return out, true, nil
 	}
-	return s.Names, nil
+	return s.Names, false, nil
+}
+
+// resolveScope returns the indexes of the nodes an option's scope names: a
+// comma list of 1-based indexes, ranges of them (2-4), short names, names
+// as given before any prefix, or full names. Unlike celery, indexes and
+// ranges work for named nodes too, and a scope naming no node is an error.
+func resolveScope(o Option, ns []Node, raw []string) ([]int, error) {
+	var idx []int
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s in %s", ErrBadScope, fmt.Sprintf(format, a...), o.display())
+	}
+	for _, part := range strings.Split(o.Scope, ",") {
+		if part == "" {
+			return nil, bad("empty entry")
+		}
+		if lo, hi, isRange := strings.Cut(part, "-"); isCount(part) || (isRange && isCount(lo) && isCount(hi)) {
+			if !isRange {
+				hi = lo
+			}
+			a, errA := strconv.Atoi(lo)
+			b, errB := strconv.Atoi(hi)
+			switch {
+			case errA != nil || errB != nil || a < 1 || b < 1:
+				return nil, bad("index %s below 1 (indexes start at 1)", part)
+			case a > len(ns) || b > len(ns):
+				return nil, bad("index %s out of range 1-%d", part, len(ns))
+			case a > b:
+				return nil, bad("range %s runs backwards", part)
+			}
+			for i := a; i <= b; i++ {
+				idx = append(idx, i-1)
+			}
+			continue
+		}
+		found := false
+		for i, n := range ns {
+			if part == n.Name || part == raw[i] || part == n.FullName() {
+				idx = append(idx, i)
+				found = true
+			}
+		}
+		if !found {
+			return nil, bad("no node %q", part)
+		}
+	}
+	return idx, nil
+}
+
+func (o Option) display() string {
+	s := o.Name
+	if o.Scope != "" {
+		s += ":" + o.Scope
+	}
+	return s
+}
+
+// mergeOption adds o to a node's options: it replaces an option of the
+// same name in place, or goes at the end.
+func mergeOption(opts []Option, o Option) []Option {
+	for i := range opts {
+		if opts[i].Name == o.Name {
+			opts[i] = o
+			return opts
+		}
+	}
+	return append(opts, o)
+}
+
+// words formats an option for a node's argv: "--name=value", or "-c"
+// "value" as two words, or the bare name.
+func (o Option) words(n Node) ([]string, error) {
+	if !o.HasValue {
+		return []string{o.Name}, nil
+	}
+	v, err := Expand(o.Value, n)
+	if err != nil {
+		return nil, err
+	}
+	if strings.HasPrefix(o.Name, "--") {
+		return []string{o.Name + "=" + v}, nil
+	}
+	return []string{o.Name, v}, nil
 }
 
 // MaxNodes bounds a count, so that a typo cannot fork a million processes.
@@ -218,16 +412,81 @@ func CheckName(name string) error {
 	return nil
 }
 
-// expandPath expands a file template for n and makes it absolute against base.
+// expandPath expands a file template for n and makes it absolute against
+// base. Whatever the names are, the result stays inside the template's
+// folder: a ".." written after the first %-letter, or a letter that makes
+// a path element "." or "..", is an error.
 func expandPath(tmpl string, n Node, base string) (string, error) {
-	p, err := Expand(tmpl, n)
-	if err != nil {
-		return "", err
+	if !filepath.IsAbs(tmpl) {
+		tmpl = base + string(filepath.Separator) + tmpl
 	}
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(base, p)
+	parts := strings.Split(tmpl, string(filepath.Separator))
+	lettered := false
+	for i, part := range parts {
+		if strings.Contains(part, "%") {
+			lettered = true
+			p, err := Expand(part, n)
+			if err != nil {
+				return "", err
+			}
+			if p == "" || p == "." || p == ".." {
+				return "", fmt.Errorf("%w: %q gives %q for node %s", ErrBadTemplate, tmpl, p, n.Name)
+			}
+			parts[i] = p
+		} else if lettered && part == ".." {
+			return "", fmt.Errorf("%w: %q has '..' after a %%-letter", ErrBadTemplate, tmpl)
+		}
 	}
-	return filepath.Clean(p), nil
+	return filepath.Clean(strings.Join(parts, string(filepath.Separator))), nil
+}
+
+// hostFormat expands this machine's host name in a node name, prefix or
+// host part, as celery multi does: %h all of it, %n up to the first dot,
+// %d after it, %i "0", %I nothing, %% a literal %. The literal "" or ” (as
+// celery users write an empty --suffix) means empty.
+func hostFormat(s string) (string, error) {
+	if s == `""` || s == "''" {
+		return "", nil
+	}
+	if !strings.Contains(s, "%") {
+		return s, nil
+	}
+	h := Hostname()
+	short, domain, _ := strings.Cut(h, ".")
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' {
+			b.WriteByte(s[i])
+			continue
+		}
+		if i+1 == len(s) {
+			return "", fmt.Errorf("%w: %q ends with a lone %%", ErrBadTemplate, s)
+		}
+		i++
+		switch s[i] {
+		case 'h':
+			b.WriteString(h)
+		case 'n':
+			b.WriteString(short)
+		case 'd':
+			b.WriteString(domain)
+		case 'i':
+			b.WriteByte('0')
+		case 'I':
+		case '%':
+			b.WriteByte('%')
+		default:
+			return "", fmt.Errorf("%w: unknown %%%c in %q (names know %%h %%n %%d %%i %%I %%%%)", ErrBadTemplate, s[i], s)
+		}
+	}
+	return b.String(), nil
+}
+
+func checkHost(h string) error {
+	if h == "." || h == ".." || strings.ContainsAny(h, "/\x00@") {
+		return fmt.Errorf("%w: host part %q", ErrBadName, h)
+	}
+	return nil
 }
 
 // Expand replaces the %-letters in tmpl with the node's values:

@@ -117,23 +117,26 @@ func TestSpecErrors(t *testing.T) {
 func TestParser(t *testing.T) {
 	t.Parallel()
 	p := nodes.Parser{
-		Flags:  map[string]bool{"pidfile": true, "json": false},
-		Short:  map[string]string{"p": "pidfile"},
-		Signal: func(s string) bool { return s == "KILL" || s == "9" },
+		Flags:   map[string]bool{"pidfile": true, "json": false},
+		PerNode: map[string]bool{"pidfile": true},
+		Signal:  func(s string) bool { return s == "KILL" || s == "9" },
 	}
+	noflags := map[string]string{}
 	tests := []struct {
 		args []string
 		want nodes.Args
 	}{
-		{[]string{"w1", "w2"}, nodes.Args{Names: []string{"w1", "w2"}, Flags: map[string]string{}}},
+		{[]string{"w1", "w2"}, nodes.Args{Names: []string{"w1", "w2"}, Flags: noflags}},
 		{[]string{"w1", "--pidfile=/r/%n.pid", "w2"}, nodes.Args{Names: []string{"w1", "w2"}, Flags: map[string]string{"pidfile": "/r/%n.pid"}}},
 		{[]string{"--pidfile", "x", "w1"}, nodes.Args{Names: []string{"w1"}, Flags: map[string]string{"pidfile": "x"}}},
-		{[]string{"-p", "x", "w1", "--json"}, nodes.Args{Names: []string{"w1"}, Flags: map[string]string{"pidfile": "x", "json": "true"}}},
-		{[]string{"w1", "-KILL"}, nodes.Args{Names: []string{"w1"}, Flags: map[string]string{}, Signal: "KILL"}},
-		{[]string{"-9", "w1"}, nodes.Args{Names: []string{"w1"}, Flags: map[string]string{}, Signal: "9"}},
-		{[]string{"w1", "--", "sh", "-c", "echo 'a b'", "--pidfile=no"}, nodes.Args{Names: []string{"w1"}, Flags: map[string]string{},
+		{[]string{"w1", "--json"}, nodes.Args{Names: []string{"w1"}, Flags: map[string]string{"json": "true"}}},
+		{[]string{"w1", "-KILL"}, nodes.Args{Names: []string{"w1"}, Flags: noflags, Signal: "KILL"}},
+		{[]string{"-9", "w1"}, nodes.Args{Names: []string{"w1"}, Flags: noflags, Signal: "9"}},
+		{[]string{"w1", "--", "sh", "-c", "echo 'a b'", "--pidfile=no"}, nodes.Args{Names: []string{"w1"}, Flags: noflags,
 			Command: []string{"sh", "-c", "echo 'a b'", "--pidfile=no"}, HasCommand: true}},
-		{[]string{"w1", "--"}, nodes.Args{Names: []string{"w1"}, Flags: map[string]string{}, Command: []string{}, HasCommand: true}},
+		{[]string{"w1", "--"}, nodes.Args{Names: []string{"w1"}, Flags: noflags, Command: []string{}, HasCommand: true}},
+		{[]string{"w1", "--pidfile:w1=/a", "--pidfile:2", "/b"}, nodes.Args{Names: []string{"w1"}, Flags: noflags,
+			NodeFlags: []nodes.Option{{Name: "pidfile", Value: "/a", HasValue: true, Scope: "w1"}, {Name: "pidfile", Value: "/b", HasValue: true, Scope: "2"}}}},
 	}
 	for _, tt := range tests {
 		got, err := p.Parse(tt.args)
@@ -141,7 +144,8 @@ func TestParser(t *testing.T) {
 			t.Errorf("Parse(%q) = %+v, %v; want %+v", tt.args, got, err, tt.want)
 		}
 	}
-	for _, bad := range [][]string{{"-"}, {"--bogus"}, {"--json=yes"}, {"--pidfile"}, {"-HUP"}, {"-KILL", "-9"}, {"-p"}} {
+	for _, bad := range [][]string{{"-"}, {"--bogus"}, {"--json=yes"}, {"--pidfile"}, {"-HUP"}, {"-KILL", "-9"}, {"-c"},
+		{"--json:1"}, {"--pidfile:=x"}, {"--pidfile:1:2=x"}, {"w1", "--pidfile", "--"}} {
 		if _, err := p.Parse(bad); !errors.Is(err, nodes.ErrUsage) {
 			t.Errorf("Parse(%q) error = %v; want ErrUsage", bad, err)
 		}
