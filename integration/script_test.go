@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,24 +34,34 @@ var (
 )
 
 // binary builds multi once per test run, or uses $MULTI_BIN, so that the
-// scripts test the real artifact. It is not built in TestMain, which also
-// runs each time the test binary is started as fakenode.
+// scripts test the real artifact; beside it go the two Go programs of
+// testdata/ that use the library (orchestrator, selfnode). It is not built
+// in TestMain, which also runs each time the test binary is started as
+// fakenode.
 func binary(t *testing.T) string {
 	buildOnce.Do(func() {
-		if b := os.Getenv("MULTI_BIN"); b != "" {
-			multiBin, buildErr = filepath.Abs(b)
-			return
-		}
 		dir, err := os.MkdirTemp("", "multi-bin")
 		if err != nil {
 			buildErr = err
 			return
 		}
-		multiBin = filepath.Join(dir, "multi")
-		out, err := exec.Command("go", "build", "-race", "-o", multiBin, "..").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		build := func(out, pkg string) {
+			if buildErr == nil {
+				if b, err := exec.Command("go", "build", "-race", "-o", out, pkg).CombinedOutput(); err != nil {
+					buildErr = fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+				}
+			}
 		}
+		multiBin = filepath.Join(dir, "multi")
+		if b := os.Getenv("MULTI_BIN"); b != "" {
+			if buildErr = os.Symlink(must(filepath.Abs(b)), multiBin); buildErr != nil {
+				return
+			}
+		} else {
+			build(multiBin, "..")
+		}
+		build(filepath.Join(dir, "orchestrator"), "./testdata/orchestrator")
+		build(filepath.Join(dir, "selfnode"), "./testdata/selfnode")
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
@@ -59,9 +70,16 @@ func binary(t *testing.T) string {
 }
 
 func TestScripts(t *testing.T) {
+	p := scriptParams(t)
+	p.Dir = "testdata"
+	testscript.Run(t, p)
+}
+
+// scriptParams are the testscript parameters of every script, on the host
+// (TestScripts) and inside a private pid namespace (TestPidNamespace).
+func scriptParams(t *testing.T) testscript.Params {
 	bin := binary(t)
-	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata",
+	return testscript.Params{
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") != "",
@@ -69,6 +87,7 @@ func TestScripts(t *testing.T) {
 			env.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("MULTI_RUNDIR", filepath.Join(env.WorkDir, "run"))
 			env.Setenv("HOSTNAME", nodes.Hostname())
+			env.Setenv("CONTRIB", must(filepath.Abs("../contrib/systemd")))
 			// multi and fakenode are race-enabled builds, whose runtime
 			// otherwise sleeps a second at every exit.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
@@ -82,15 +101,30 @@ func TestScripts(t *testing.T) {
 			"waitgone": cmdWaitGone,
 			"waitfile": cmdWaitFile,
 			"signal":   cmdSignal,
+			"bgpid":    cmdBgPid,
+			"envfile":  cmdEnvFile,
+			"alive":    cmdAlive,
+			"zombie":   cmdZombie,
+			"onpid":    cmdOnPid,
+			"unlocked": cmdUnlocked,
+			"locked":   cmdLocked,
+			"cleanup":  cmdCleanup,
+			"waitgrep": cmdWaitGrep,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "root":
 				return os.Geteuid() == 0, nil
+			case "unshare":
+				// Root may make pid namespaces here (unshare(1) works).
+				return os.Geteuid() == 0 && canUnshare() == nil, nil
+			case "pidns":
+				// Pid 1 of a private pid namespace: TestPidNamespace.
+				return os.Getpid() == 1 && os.Getenv(nsUnitEnv) != "", nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
-	})
+	}
 }
 
 // killLeftovers SIGKILLs the process group of every process that still
@@ -237,5 +271,186 @@ func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 	if !ok {
 		ts.Fatalf("signal: unknown signal %q", args[0])
 	}
+	if sig == syscall.SIGSTOP {
+		// A stopped process would not hear the interrupt that ends the
+		// script's background commands: let it go on at the end.
+		ts.Defer(func() { syscall.Kill(pid, syscall.SIGCONT) })
+	}
 	ts.Check(syscall.Kill(pid, sig))
+	if sig == syscall.SIGSTOP {
+		// kill returns before every thread has stopped: wait until none
+		// can run any more.
+		deadline := time.Now().Add(30 * time.Second)
+		for !allStopped(pid) {
+			if time.Now().After(deadline) {
+				ts.Fatalf("pid %d did not stop", pid)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// allStopped reports whether every thread of pid is stopped (or the
+// process is gone).
+func allStopped(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return true
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 || i+2 >= len(s) {
+			continue
+		}
+		if st := s[i+2]; st != 'T' && st != 't' && st != 'Z' && st != 'X' {
+			return false
+		}
+	}
+	return true
+}
+
+// bgpid VAR sets $VAR to the pid of the most recent background command
+// (exec ... &name&), so that the script can signal it (STOP, CONT, KILL).
+func cmdBgPid(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: bgpid VAR")
+	}
+	cmds := ts.BackgroundCmds()
+	if len(cmds) == 0 || cmds[len(cmds)-1].Process == nil {
+		ts.Fatalf("bgpid: no background command")
+	}
+	ts.Setenv(args[0], strconv.Itoa(cmds[len(cmds)-1].Process.Pid))
+}
+
+// envfile VAR FILE sets $VAR to FILE's first line.
+func cmdEnvFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: envfile VAR FILE")
+	}
+	b, err := os.ReadFile(ts.MkAbs(args[1]))
+	ts.Check(err)
+	line, _, _ := strings.Cut(string(b), "\n")
+	ts.Setenv(args[0], strings.TrimSpace(line))
+}
+
+// alive PID... checks that each process runs (exists and is not a zombie);
+// with !, that each has exited.
+func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) == 0 {
+		ts.Fatalf("usage: alive pid...")
+	}
+	for _, a := range args {
+		pid, err := strconv.Atoi(a)
+		if err != nil || pid <= 0 {
+			ts.Fatalf("alive: bad pid %q", a)
+		}
+		if gone(pid) != neg {
+			if neg {
+				ts.Fatalf("pid %d is still running", pid)
+			}
+			ts.Fatalf("pid %d is not running", pid)
+		}
+	}
+}
+
+// zombie PID checks that the process has exited and is not yet reaped.
+func cmdZombie(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: zombie pid")
+	}
+	pid, err := strconv.Atoi(args[0])
+	if err != nil || pid <= 0 {
+		ts.Fatalf("zombie: bad pid %q", args[0])
+	}
+	if st := procState(pid); st != 'Z' {
+		ts.Fatalf("pid %d: state %q; want a zombie", pid, st)
+	}
+}
+
+// procState returns a process's state letter from /proc/PID/stat, 0 when
+// there is no such process.
+func procState(pid int) byte {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return 0
+	}
+	return s[i+2]
+}
+
+// unlocked PIDFILE waits until no process holds PIDFILE's lock (or there
+// is no PIDFILE). A SIGKILLed Go program shows as a zombie while its other
+// threads still exit; its locks go only with the last of them.
+func cmdUnlocked(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: unlocked pidfile")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		info, err := nodes.Inspect(ts.MkAbs(args[0]))
+		ts.Check(err)
+		if info.State == nodes.Absent || info.State == nodes.Stale {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("%s is still locked by pid %d", args[0], info.PID)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// locked PIDFILE waits until a live process holds PIDFILE's lock and the
+// file names it: a node, or its exec step, settled.
+func cmdLocked(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: locked pidfile")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		info, err := nodes.Inspect(ts.MkAbs(args[0]))
+		ts.Check(err)
+		if info.State == nodes.Running && info.FilePID == info.PID {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("%s: %s, pid %d, file says %d; want locked by the pid it names", args[0], info.State, info.PID, info.FilePID)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func must(s string, err error) string {
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// waitgrep FILE REGEXP waits until a line of FILE matches REGEXP.
+func cmdWaitGrep(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: waitgrep file regexp")
+	}
+	re, err := regexp.Compile("(?m)" + args[1])
+	ts.Check(err)
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if b, err := os.ReadFile(path); err == nil && re.Match(b) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("%s never matched %q", args[0], args[1])
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/multi-launcher/multi/nodes"
 	"golang.org/x/sys/unix"
@@ -27,16 +28,23 @@ const stepEnv = "_MULTI_EXEC_STEP_V1"
 // step, so a successful exec closes it with nothing written.
 const errFD = 3
 
+// The values of stepEnv: the step locks the pidfile, or the node will.
+const (
+	stepLock     = "1"
+	stepSelfLock = "self"
+)
+
 func init() {
-	if os.Getenv(stepEnv) == "1" {
-		execStep(os.Args[1:]) // does not return
+	if v := os.Getenv(stepEnv); v == stepLock || v == stepSelfLock {
+		execStep(os.Args[1:], v == stepSelfLock) // does not return
 	}
 }
 
 // execStep is the node's own process before it becomes the node: it locks
 // the pidfile, opens the logfile and execs the command, keeping the locked
 // descriptor open across the exec. args are PIDFILE LOGFILE -- ARGV...
-func execStep(args []string) {
+// With selfLock the step leaves the pidfile alone: the node locks it.
+func execStep(args []string, selfLock bool) {
 	report := os.NewFile(errFD, "multi-report")
 	syscall.CloseOnExec(errFD)
 	os.Unsetenv(stepEnv)
@@ -49,17 +57,31 @@ func execStep(args []string) {
 	}
 	pidfile, logfile, argv := args[0], args[1], args[3:]
 
-	lock, err := nodes.Acquire(pidfile)
-	var held *nodes.HeldError
-	if errors.As(err, &held) {
-		fail("held", errors.New(strconv.Itoa(held.PID)))
-	}
-	if err != nil {
-		fail("fail", err)
+	var lock *nodes.Lock
+	if selfLock {
+		// The node will lock it; a running instance is refused here all
+		// the same, before anything starts.
+		if info, err := nodes.Inspect(pidfile); err != nil {
+			fail("fail", err)
+		} else if info.State == nodes.Running || info.State == nodes.Elsewhere {
+			fail("held", errors.New(strconv.Itoa(info.PID)))
+		}
+	} else {
+		var err error
+		lock, err = nodes.Acquire(pidfile)
+		var held *nodes.HeldError
+		if errors.As(err, &held) {
+			fail("held", errors.New(strconv.Itoa(held.PID)))
+		}
+		if err != nil {
+			fail("fail", err)
+		}
 	}
 	// From here on the pidfile is ours: remove it on any failure.
 	failLocked := func(err error) {
-		lock.Release()
+		if lock != nil {
+			lock.Release()
+		}
 		fail("fail", err)
 	}
 	path, err := exec.LookPath(argv[0])
@@ -85,20 +107,24 @@ func execStep(args []string) {
 		failLocked(fmt.Errorf("logfile %s: %w", logfile, err))
 	}
 	log.Close()
-	// The lock must survive the exec: clear close-on-exec on its fd only.
-	fd := int(lock.File().Fd())
-	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
-		failLocked(fmt.Errorf("pidfile %s: %w", pidfile, err))
+	os.Setenv(nodes.EnvPidfile, pidfile)
+	os.Unsetenv(nodes.EnvPidfileFD)
+	if lock != nil {
+		// The lock must survive the exec: clear close-on-exec on its fd only.
+		fd := int(lock.File().Fd())
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
+			failLocked(fmt.Errorf("pidfile %s: %w", pidfile, err))
+		}
+		os.Setenv(nodes.EnvPidfileFD, strconv.Itoa(fd))
 	}
-	os.Setenv("MULTI_PIDFILE", pidfile)
-	os.Setenv("MULTI_PIDFILE_FD", strconv.Itoa(fd))
 	err = syscall.Exec(path, argv, os.Environ())
 	failLocked(&exec.Error{Name: argv[0], Err: err})
 }
 
 // spawn starts node n through the exec step and returns its pid once the
 // node has exec'd its command holding its lock, or the reason it did not.
-func spawn(n nodes.Node, env []string) (*os.Process, error) {
+// A self-locking node is given up to lockTimeout to take its lock.
+func spawn(n nodes.Node, env []string, lockTimeout time.Duration) (*os.Process, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("cannot find this program to re-execute: %w", err)
@@ -108,10 +134,14 @@ func spawn(n nodes.Node, env []string) (*os.Process, error) {
 		return nil, err
 	}
 	defer r.Close()
+	step := stepLock
+	if n.SelfLock {
+		step = stepSelfLock
+	}
 	cmd := &exec.Cmd{
 		Path:        self,
 		Args:        append([]string{"multi: exec " + n.Name, n.PidFile, n.LogFile, "--"}, n.Command...),
-		Env:         append(env[:len(env):len(env)], stepEnv+"=1"),
+		Env:         append(env[:len(env):len(env)], stepEnv+"="+step, nodes.EnvNode+"="+n.FullName()),
 		Dir:         n.Dir,
 		ExtraFiles:  []*os.File{w},
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
@@ -134,16 +164,40 @@ func spawn(n nodes.Node, env []string) (*os.Process, error) {
 	// The pipe closed with nothing said: the exec happened, or the step
 	// died without a word. The lock tells which, and whether the command
 	// is still running.
+	if n.SelfLock {
+		return awaitOwnLock(cmd, n, lockTimeout)
+	}
+	return confirm(cmd, n)
+}
+
+// errLockDropped: the node's command runs but does not hold its pidfile's
+// lock, so no later multi could ever see or stop it.
+var errLockDropped = errors.New("let go of its pidfile's lock while running (a node must keep the descriptor in $MULTI_PIDFILE_FD open, and must not daemonize)")
+
+// confirm returns cmd's process if it holds n's pidfile lock. Otherwise the
+// command has exited, or it runs without the lock: it closed the inherited
+// descriptor, say. Such a process could never be stopped through its lock,
+// so confirm kills it (it is this process's own unreaped child, so the pid
+// cannot name another process), waits for it, removes the stale pidfile and
+// says why. It never blocks on a command that keeps running.
+func confirm(cmd *exec.Cmd, n nodes.Node) (*os.Process, error) {
 	info, err := nodes.Inspect(n.PidFile)
 	if err == nil && info.State == nodes.Running && info.PID == cmd.Process.Pid {
 		reap(cmd)
 		return cmd.Process, nil
 	}
+	killed := false
+	if !exited(cmd.Process.Pid) {
+		killed = cmd.Process.Signal(syscall.SIGKILL) == nil
+	}
 	state, werr := cmd.Process.Wait()
 	if werr != nil {
 		return nil, werr
 	}
-	nodes.RemoveStale(n.PidFile) // it left its pidfile behind, unlocked
+	nodes.RemoveStale(n.PidFile) // left behind, unlocked; a new holder's is kept
+	if ws, ok := state.Sys().(syscall.WaitStatus); killed && ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+		return nil, fmt.Errorf("%w; killed it (pid %d; see %s)", errLockDropped, cmd.Process.Pid, n.LogFile)
+	}
 	return nil, fmt.Errorf("%w (%s; see %s)", ErrExitedAtOnce, describeExit(state), n.LogFile)
 }
 

@@ -35,6 +35,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -62,6 +63,8 @@ var (
 	// ErrExitedAtOnce: the node's command exited before start could see it
 	// holding its lock.
 	ErrExitedAtOnce = errors.New("exited at once")
+	// ErrNoLock: a self-locking node did not take its lock in time.
+	ErrNoLock = errors.New("did not lock its pidfile")
 )
 
 // A NodeError records a verb that failed on one node.
@@ -85,6 +88,16 @@ type Cluster struct {
 	// RunDir is where Start writes node records; "" means
 	// [nodes.DefaultRunDir].
 	RunDir string
+	// Progress, if not nil, is called with each node's result as soon as it
+	// is known, one call at a time, so that a caller can show progress on
+	// a large set. The verbs return all results in order all the same.
+	Progress func(Result)
+	// LockTimeout bounds how long Start waits for a self-locking node (see
+	// [nodes.Node.SelfLock]) to take its lock; 0 means
+	// [DefaultLockTimeout]. Such a node that does not is killed.
+	LockTimeout time.Duration
+
+	progressMu sync.Mutex
 	// Env is the nodes' environment; nil means this process's.
 	Env []string
 	// Signal is what Stop, StopWait and Restart send; 0 means SIGTERM.
@@ -95,6 +108,16 @@ type Cluster struct {
 	// Wait is how StopWait, Kill and Restart wait for locks to be
 	// released; nil means [waiter.Default] (polling).
 	Wait waiter.Strategy
+	// Group, if set, makes Stop, StopWait, Kill and Restart (and the
+	// SIGKILL after Timeout) signal each node's whole process group, as
+	// supervisord's stopasgroup and killasgroup do, so that children the
+	// node forked get the signal too. The group is signalled only once the
+	// lock holder is pinned, seen to still hold the lock, and confirmed to
+	// lead its own process group (a node does: it starts a new session);
+	// otherwise the node fails and nothing is signalled. Never a group
+	// <= 1 or multi's own. Only the holder is waited for: children that
+	// outlive it are not. Without Group only the holder is signalled.
+	Group bool
 }
 
 // A Result is what a verb did to one node.
@@ -134,6 +157,14 @@ func joinErrs(results []Result) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// warn adds a warning to r, after any it has.
+func (r *Result) warn(w string) {
+	if r.Warning != "" {
+		r.Warning += "; "
+	}
+	r.Warning += w
 }
 
 func (r *Result) fail(op string, err error) {

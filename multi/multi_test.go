@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -20,10 +21,34 @@ import (
 // nodeEnv makes the test binary a node: it prints "up", exits 0 on SIGTERM
 // (printing "term"), ignores SIGTERM when set to "ignore-term", and exits
 // by itself after a minute so that nothing outlives a broken test for long.
+// As "fork" it first starts a child "term" node in its process group and
+// prints "child PID"; as "lock" it first locks the pidfile named by
+// $MULTI_TEST_LOCK itself (it is then no session leader).
 const nodeEnv = "MULTI_TEST_NODE"
 
 func TestMain(m *testing.M) {
 	if role := os.Getenv(nodeEnv); role != "" {
+		if role == "fork" {
+			// A node with a child in its process group: the child is
+			// this binary as a "term" node, sharing the log.
+			child := exec.Command(os.Args[0], "-test.run=^$")
+			child.Env = append(os.Environ(), nodeEnv+"=term")
+			child.Stdout, child.Stderr = os.Stdout, os.Stderr
+			if err := child.Start(); err != nil {
+				fmt.Println("fork:", err)
+				os.Exit(1)
+			}
+			go child.Wait()
+			fmt.Printf("child %d\n", child.Process.Pid)
+		}
+		if role == "lock" {
+			// Not a node: a process that locks the pidfile in
+			// MULTI_TEST_LOCK itself, in its parent's process group.
+			if _, err := nodes.Acquire(os.Getenv("MULTI_TEST_LOCK")); err != nil {
+				fmt.Println(err)
+				os.Exit(1)
+			}
+		}
 		sigs := make(chan os.Signal, 1)
 		if role == "ignore-term" {
 			signal.Ignore(syscall.SIGTERM)

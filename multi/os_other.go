@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"syscall"
+	"time"
 
 	"github.com/multi-launcher/multi/nodes"
 )
@@ -26,7 +27,9 @@ func signalNum(name string) syscall.Signal {
 	return 0
 }
 
-func spawn(n nodes.Node, env []string) (*os.Process, error) { return nil, errors.ErrUnsupported }
+func spawn(n nodes.Node, env []string, lockTimeout time.Duration) (*os.Process, error) {
+	return nil, errors.ErrUnsupported
+}
 
 func signalHolder(path string, expect int, sig syscall.Signal) (int, error) {
 	return 0, errors.ErrUnsupported

@@ -42,3 +42,52 @@ func sendPinned(h *nodes.Handle, pid int, sig syscall.Signal) (bool, error) {
 	}
 	return true, nil
 }
+
+// pidfdSignalProcessGroup is PIDFD_SIGNAL_PROCESS_GROUP (Linux 6.9): signal
+// the process group led by the pidfd's process.
+const pidfdSignalProcessGroup = 1 << 2
+
+// sendPinnedGroup is sendPinned for a node's whole process group. It pins
+// pid, checks it still holds the lock on h and leads its own process group,
+// and signals that group through the pidfd (PIDFD_SIGNAL_PROCESS_GROUP), so
+// the group is the pinned leader's even if the number were reused. Kernels
+// before 6.9 refuse that flag: then kill(-pid) follows the checks, with
+// the leader pinned and seen alive just before.
+func sendPinnedGroup(h *nodes.Handle, pid int, sig syscall.Signal) (bool, error) {
+	pfd, err := unix.PidfdOpen(pid, 0)
+	switch err {
+	case nil:
+	case unix.ESRCH:
+		return false, nil
+	case unix.ENOSYS, unix.EPERM, unix.EINVAL:
+		if err := checkGroupLeader(pid); err != nil {
+			return true, err
+		}
+		return true, killGroupChecked(pid, sig)
+	default:
+		return false, err
+	}
+	defer unix.Close(pfd)
+	state, now, err := h.Holder()
+	if err != nil {
+		return false, err
+	}
+	if state != nodes.Running || now != pid {
+		return false, nil
+	}
+	if err := checkGroupLeader(pid); err != nil {
+		return true, err
+	}
+	err = unix.PidfdSendSignal(pfd, sig, nil, pidfdSignalProcessGroup)
+	if err == unix.EINVAL {
+		// No PIDFD_SIGNAL_PROCESS_GROUP: is the pinned leader still there?
+		if err := unix.PidfdSendSignal(pfd, 0, nil, 0); err == unix.ESRCH {
+			return true, nil
+		}
+		return true, killGroupChecked(pid, sig)
+	}
+	if err != nil && err != unix.ESRCH {
+		return true, err
+	}
+	return true, nil
+}

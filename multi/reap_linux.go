@@ -1,8 +1,10 @@
 package multi
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -37,3 +39,46 @@ func reap(cmd *exec.Cmd) {
 
 // dup2 makes newfd a copy of oldfd (dup3(2): linux/arm64 has no dup2).
 func dup2(oldfd, newfd int) error { return unix.Dup3(oldfd, newfd, 0) }
+
+// exited reports whether this process's child pid has exited or is
+// exiting: waitable (waitid(2) with WNOWAIT, so that its *os.Process can
+// still wait for it), or flagged PF_EXITING in /proc/PID/stat, which the
+// kernel sets before it closes a dying process's descriptors (and so drops
+// its locks). Either way, waiting for it does not block for long.
+func exited(pid int) bool {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		// ECHILD: not waitable (reaped already), so nothing to kill.
+		if err != nil || info.Signo != 0 {
+			return true
+		}
+		return procFlags(pid)&pfExiting != 0
+	}
+}
+
+// pfExiting is PF_EXITING, in the flags field of /proc/PID/stat.
+const pfExiting = 0x4
+
+// procFlags returns the kernel flags of pid (field 9 of /proc/PID/stat),
+// 0 when they cannot be read.
+func procFlags(pid int) uint64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name, in parentheses, may hold spaces: count after it.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 7 { // state ppid pgrp session tty_nr tpgid flags
+		return 0
+	}
+	flags, _ := strconv.ParseUint(string(f[6]), 10, 64)
+	return flags
+}

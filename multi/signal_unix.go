@@ -21,6 +21,18 @@ func signalNum(name string) syscall.Signal { return unix.SignalNum(name) }
 // signal. If expect is positive, only that pid is signalled: a lock now
 // held by another process means the awaited one is gone.
 func signalHolder(path string, expect int, sig syscall.Signal) (int, error) {
+	return signalNode(path, expect, sig, false)
+}
+
+// signalNode is signalHolder, and with group it signals the holder's whole
+// process group instead ([Cluster.Group]): only once the holder is pinned,
+// seen to still hold the lock, and confirmed to lead its own process group
+// (a node does, from its setsid), and never multi's own group.
+func signalNode(path string, expect int, sig syscall.Signal, group bool) (int, error) {
+	send := sendPinned
+	if group {
+		send = sendPinnedGroup
+	}
 	h, err := nodes.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, ErrNotRunning
@@ -28,7 +40,13 @@ func signalHolder(path string, expect int, sig syscall.Signal) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer func() { h.Close() }()
+	// h changes when the pidfile is replaced under us, and is nil when the
+	// new one cannot be opened (a concurrent stopwait removed it, say).
+	defer func() {
+		if h != nil {
+			h.Close()
+		}
+	}()
 	for try := 0; try < 100; try++ {
 		state, pid, err := h.Holder()
 		if err != nil {
@@ -39,9 +57,10 @@ func signalHolder(path string, expect int, sig syscall.Signal) (int, error) {
 			if h.SameFile() {
 				return 0, ErrNotRunning
 			}
-			// Replaced since we opened it: look at the new file.
+			// Replaced or removed since we opened it: look at the new file.
 			h.Close()
-			if h, err = nodes.Open(path); errors.Is(err, fs.ErrNotExist) {
+			h, err = nodes.Open(path)
+			if errors.Is(err, fs.ErrNotExist) {
 				return 0, ErrNotRunning
 			} else if err != nil {
 				return 0, err
@@ -56,9 +75,13 @@ func signalHolder(path string, expect int, sig syscall.Signal) (int, error) {
 		if err := checkPID(pid); err != nil {
 			return 0, err
 		}
-		sent, err := sendPinned(h, pid, sig)
+		sent, err := send(h, pid, sig)
 		if err != nil {
-			return pid, fmt.Errorf("signal %s to pid %d: %w", SignalName(sig), pid, err)
+			target := "pid"
+			if group {
+				target = "the process group of pid"
+			}
+			return pid, fmt.Errorf("signal %s to %s %d: %w", SignalName(sig), target, pid, err)
 		}
 		if sent {
 			return pid, nil
@@ -74,6 +97,47 @@ func killChecked(pid int, sig syscall.Signal) error {
 		return err
 	}
 	if err := unix.Kill(pid, sig); err != nil && err != unix.ESRCH {
+		return err
+	}
+	return nil
+}
+
+// errNotLeader: Group was asked for, but the lock holder does not lead its
+// own process group, so its group is not the node's to signal.
+var errNotLeader = errors.New("not the leader of its own process group (not signalled)")
+
+// checkGroupLeader confirms that pid leads its own process group, so that
+// kill(-pid) reaches the node and what it forked, and that the group is
+// not multi's own.
+func checkGroupLeader(pid int) error {
+	if err := checkPID(pid); err != nil {
+		return err
+	}
+	pgid, err := unix.Getpgid(pid)
+	if err != nil {
+		return err
+	}
+	if pgid != pid {
+		return fmt.Errorf("%w: pid %d is in process group %d", errNotLeader, pid, pgid)
+	}
+	if pgid == unix.Getpgrp() {
+		return fmt.Errorf("%w -%d: multi's own process group", ErrUnsafePID, pgid)
+	}
+	return nil
+}
+
+// killGroupChecked sends sig to the process group pgid with kill(2), the
+// group checked once more here, at the only call that signals a group:
+// never a pgid <= 1 (kill(0) and kill(-1) mean "my group" and "everyone"),
+// this process, or multi's own group.
+func killGroupChecked(pgid int, sig syscall.Signal) error {
+	if err := checkPID(pgid); err != nil {
+		return err
+	}
+	if pgid == unix.Getpgrp() {
+		return fmt.Errorf("%w -%d: multi's own process group", ErrUnsafePID, pgid)
+	}
+	if err := unix.Kill(-pgid, sig); err != nil && err != unix.ESRCH {
 		return err
 	}
 	return nil

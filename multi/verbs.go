@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -33,34 +35,62 @@ func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
 		}
 		return results, joinErrs(results)
 	}
-	c.each(ctx, results, startWorkers, func(_ int, r *Result) { c.startOne(r, "started") })
+	c.each(ctx, results, startWorkers, func(_ int, r *Result) {
+		c.startOne(r, "started")
+		c.report(r)
+	})
 	return results, joinErrs(results)
 }
 
 // startOne starts r.Node and fills in r; verb is the word for success.
+//
+// The record is written before the node starts, so that no node runs
+// unrecorded: not when the rundir cannot be written (nothing starts), and
+// not when a start is killed half way (the next start finds the node
+// running, recorded). A start that fails puts back the record that was
+// there before, or removes its own; one that finds the node already
+// running keeps the running node's record.
 func (c *Cluster) startOne(r *Result, verb string) {
 	n := r.Node
 	if len(n.Command) == 0 {
 		r.fail("start", ErrNoCommand)
 		return
 	}
-	proc, err := spawn(n, c.env())
+	rundir := c.rundir()
+	prev, prevErr := nodes.ReadRecord(rundir, n.Name)
+	if err := nodes.WriteRecord(rundir, n); err != nil {
+		r.fail("start", err)
+		return
+	}
+	undo := func() {
+		var err error
+		if prevErr == nil {
+			err = nodes.WriteRecord(rundir, prev)
+		} else {
+			err = os.Remove(nodes.RecordPath(rundir, n.Name))
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			r.warn("could not put back the node's record: " + err.Error())
+		}
+	}
+	proc, err := spawn(n, c.env(), c.LockTimeout)
 	var held *nodes.HeldError
 	if errors.As(err, &held) {
+		if prevErr == nil {
+			undo()
+		}
 		r.PID = held.PID
 		r.Msg = held.Error()
 		r.fail("start", held)
 		return
 	}
 	if err != nil {
+		undo()
 		r.fail("start", err)
 		return
 	}
 	r.PID = proc.Pid
 	r.Msg = fmt.Sprintf("%s (pid %d)", verb, proc.Pid)
-	if err := nodes.WriteRecord(c.rundir(), n); err != nil {
-		r.fail("start", fmt.Errorf("%s, but %w", r.Msg, err))
-	}
 }
 
 // Stop sends c.Signal to every running node and returns without waiting.
@@ -75,6 +105,7 @@ func (c *Cluster) Stop(ctx context.Context) ([]Result, error) {
 		} else if c.signalOne(r, "stop", sig) {
 			r.Msg = fmt.Sprintf("sent %s (pid %d)", SignalName(sig), r.PID)
 		}
+		c.report(r)
 	}
 	return results, joinErrs(results)
 }
@@ -86,7 +117,7 @@ func (c *Cluster) Stop(ctx context.Context) ([]Result, error) {
 // error.
 func (c *Cluster) StopWait(ctx context.Context) ([]Result, error) {
 	results := c.results()
-	c.stopWait(ctx, "stopwait", results, c.signal(), c.Timeout, nil)
+	c.stopWait(ctx, "stopwait", results, c.signal(), c.Timeout, nil, true)
 	return results, joinErrs(results)
 }
 
@@ -94,7 +125,7 @@ func (c *Cluster) StopWait(ctx context.Context) ([]Result, error) {
 // released, and removes the pidfiles.
 func (c *Cluster) Kill(ctx context.Context) ([]Result, error) {
 	results := c.results()
-	c.stopWait(ctx, "kill", results, syscall.SIGKILL, 0, nil)
+	c.stopWait(ctx, "kill", results, syscall.SIGKILL, 0, nil, true)
 	return results, joinErrs(results)
 }
 
@@ -110,32 +141,41 @@ func (c *Cluster) Restart(ctx context.Context) ([]Result, error) {
 		return results, joinErrs(results)
 	}
 	was := make([]bool, len(results))
-	c.stopWait(ctx, "restart", results, c.signal(), c.Timeout, was)
+	c.stopWait(ctx, "restart", results, c.signal(), c.Timeout, was, false)
 	c.each(ctx, results, startWorkers, func(i int, r *Result) {
-		if r.Err != nil {
-			return // could not be stopped: do not start a second one
+		if r.Err == nil {
+			// A node that could not be stopped is not started twice.
+			verb := "started"
+			if was[i] {
+				verb = "restarted"
+			}
+			c.startOne(r, verb)
 		}
-		verb := "started"
-		if was[i] {
-			verb = "restarted"
-		}
-		c.startOne(r, verb)
+		c.report(r)
 	})
 	return results, joinErrs(results)
 }
 
 // stopWait signals the nodes of results and waits for them. When was is
-// not nil, it records which nodes were running.
-func (c *Cluster) stopWait(ctx context.Context, op string, results []Result, sig syscall.Signal, timeout time.Duration, was []bool) {
+// not nil, it records which nodes were running. With report, each result
+// goes to c.Progress once final.
+func (c *Cluster) stopWait(ctx context.Context, op string, results []Result, sig syscall.Signal, timeout time.Duration, was []bool, report bool) {
 	var targets []waiter.Target
 	byPath := map[string]*Result{}
+	final := func(r *Result) {
+		if report {
+			c.report(r)
+		}
+	}
 	for i := range results {
 		r := &results[i]
 		if err := ctx.Err(); err != nil {
 			r.fail(op, err)
+			final(r)
 			continue
 		}
 		if !c.signalOne(r, op, sig) {
+			final(r)
 			continue
 		}
 		if was != nil {
@@ -153,9 +193,10 @@ func (c *Cluster) stopWait(ctx context.Context, op string, results []Result, sig
 		released[t.Path] = true
 		if err != nil {
 			r.fail(op, err)
-			return
+		} else {
+			c.stopped(r, op, sig)
 		}
-		c.stopped(r, op, sig)
+		final(r)
 	}
 	wctx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 {
@@ -166,45 +207,50 @@ func (c *Cluster) stopWait(ctx context.Context, op string, results []Result, sig
 	if err == nil {
 		return
 	}
-	var left []waiter.Target
-	for _, t := range targets {
-		if !released[t.Path] {
-			left = append(left, t)
+	pending := func() []waiter.Target {
+		var left []waiter.Target
+		for _, t := range targets {
+			if !released[t.Path] {
+				left = append(left, t)
+			}
+		}
+		return left
+	}
+	giveUp := func(left []waiter.Target, err error) {
+		for _, t := range left {
+			r := byPath[t.Path]
+			r.fail(op, fmt.Errorf("still running (pid %d): %w", t.PID, err))
+			final(r)
 		}
 	}
 	if ctx.Err() != nil || sig == syscall.SIGKILL {
-		for _, t := range left {
-			byPath[t.Path].fail(op, fmt.Errorf("still running (pid %d): %w", t.PID, ctx.Err()))
-		}
+		giveUp(pending(), ctx.Err())
 		return
 	}
 	// The timeout ran out: SIGKILL the same processes, and wait again.
-	for _, t := range left {
+	for _, t := range pending() {
 		r := byPath[t.Path]
-		if _, err := signalHolder(t.Path, t.PID, syscall.SIGKILL); err != nil && !errors.Is(err, ErrNotRunning) {
+		if _, err := signalNode(t.Path, t.PID, syscall.SIGKILL, c.Group); err != nil && !errors.Is(err, ErrNotRunning) {
 			r.fail(op, err)
 			released[t.Path] = true
+			final(r)
 			continue
 		}
-		r.Warning = fmt.Sprintf("still running after %s; sent KILL (pid %d)", timeout, t.PID)
+		r.warn(fmt.Sprintf("still running after %s; sent KILL (pid %d)", timeout, t.PID))
 	}
-	left = left[:0]
-	for _, t := range targets {
-		if !released[t.Path] {
-			left = append(left, t)
-		}
-	}
+	left := pending()
 	if err := waiter.WaitAll(ctx, left, c.Wait, func(t waiter.Target, err error) {
-		done(t, err)
-		if err == nil {
-			byPath[t.Path].Msg = fmt.Sprintf("killed after %s (pid %d)", timeout, t.PID)
+		r := byPath[t.Path]
+		released[t.Path] = true
+		if err != nil {
+			r.fail(op, err)
+		} else {
+			c.stopped(r, op, sig)
+			r.Msg = fmt.Sprintf("killed after %s (pid %d)", timeout, t.PID) + strings.TrimPrefix(r.Msg, fmt.Sprintf("stopped (pid %d)", t.PID))
 		}
+		final(r)
 	}); err != nil {
-		for _, t := range left {
-			if !released[t.Path] {
-				byPath[t.Path].fail(op, fmt.Errorf("still running (pid %d): %w", t.PID, err))
-			}
-		}
+		giveUp(pending(), err)
 	}
 }
 
@@ -218,10 +264,10 @@ func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal) bool {
 		return false
 	}
 	if info.Mismatch() {
-		r.Warning = fmt.Sprintf("pidfile %s says %s but the lock holder is pid %d; using %d",
-			r.Node.PidFile, describeFilePID(info), info.PID, info.PID)
+		r.warn(fmt.Sprintf("pidfile %s says %s but the lock holder is pid %d; using %d",
+			r.Node.PidFile, describeFilePID(info), info.PID, info.PID))
 	}
-	pid, err := signalHolder(r.Node.PidFile, 0, sig)
+	pid, err := signalNode(r.Node.PidFile, 0, sig, c.Group)
 	switch {
 	case errors.Is(err, ErrNotRunning):
 		c.notRunning(r, op)
@@ -306,6 +352,16 @@ func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// report hands a final result to c.Progress, one call at a time.
+func (c *Cluster) report(r *Result) {
+	if c.Progress == nil {
+		return
+	}
+	c.progressMu.Lock()
+	defer c.progressMu.Unlock()
+	c.Progress(*r)
 }
 
 func (c *Cluster) results() []Result {

@@ -36,6 +36,9 @@ type Parser struct {
 	// says whether the flag takes a value. A flag that takes none is
 	// recorded as "true".
 	Flags map[string]bool
+	// Short maps one-letter flags (without the dash: "q") to long names in
+	// Flags; a short flag's value, if it takes one, is the next word.
+	Short map[string]string
 	// PerNode lists the flags of Flags that may be given per node, as
 	// --pidfile:w1=PATH (celery allows --pidfile and --logfile so).
 	PerNode map[string]bool
@@ -145,6 +148,18 @@ func (p Parser) Parse(args []string) (*Args, error) {
 			}
 		case strings.HasPrefix(tok, "-"):
 			word := tok[1:]
+			if long, ok := p.Short[word]; ok {
+				if !p.Flags[long] {
+					a.Flags[long] = "true"
+					continue
+				}
+				v, err := value(&i, "flag "+tok)
+				if err != nil {
+					return nil, err
+				}
+				a.Flags[long] = v
+				continue
+			}
 			if p.Signal != nil && p.Signal(word) {
 				if p.NoSignal {
 					return nil, fmt.Errorf("%w: %s: this command takes no signal", ErrUsage, tok)

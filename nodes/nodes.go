@@ -54,6 +54,10 @@ type Node struct {
 	Options []string
 	// Dir is the node's working directory; "" means the caller's.
 	Dir string
+	// SelfLock means the node locks its own pidfile (see [OwnFromEnv])
+	// instead of multi's exec step locking it before the exec; start then
+	// waits for the node to take the lock.
+	SelfLock bool
 }
 
 // FullName returns the node's full name, short@host.
@@ -112,6 +116,8 @@ type Spec struct {
 	// Dir is the working directory of the nodes and the base of relative
 	// paths; "" means the current directory.
 	Dir string
+	// SelfLock sets [Node.SelfLock] on every node.
+	SelfLock bool
 }
 
 // Nodes expands the spec into nodes, in the order the names were given.
@@ -156,7 +162,7 @@ func (s Spec) nodes() ([]Node, []given, error) {
 	raw := make([]string, len(names))
 	seen := make(map[string]bool, len(names))
 	for i, name := range names {
-		n := Node{Index: i + 1, Host: host, Dir: s.Dir}
+		n := Node{Index: i + 1, Host: host, Dir: s.Dir, SelfLock: s.SelfLock}
 		if short, h, ok := strings.Cut(name, "@"); ok {
 			// A full name keeps its host and takes no prefix.
 			full, err := hostFormat(name)

@@ -252,10 +252,10 @@ func Acquire(path string) (*Lock, error) {
 		return nil, err
 	}
 	if err := f.Truncate(0); err != nil {
-		return nil, unlinkClose(f, path, err)
+		return nil, unlinkClose(f, path, fmt.Errorf("pidfile %s: cannot truncate it: %w", path, bareErr(err)))
 	}
 	if _, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0); err != nil {
-		return nil, unlinkClose(f, path, fmt.Errorf("pidfile %s: %w", path, err))
+		return nil, unlinkClose(f, path, fmt.Errorf("pidfile %s: cannot write the pid: %w", path, bareErr(err)))
 	}
 	l := &Lock{f: f, path: path}
 	setOwned(path, true)
@@ -385,15 +385,49 @@ func unlinkClose(f *os.File, path string, cause error) error {
 	return cause
 }
 
+// checkRegular refuses, on the open file, anything but a regular file, and
+// a file that another user owns in a folder others can write to (see
+// [checkOwner]).
 func checkRegular(f *os.File, path string) error {
 	st, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("pidfile %s: %w", path, err)
+		return fmt.Errorf("pidfile %s: %w", path, bareErr(err))
 	}
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%w: %s is not a regular file (%s)", ErrBadPidfile, path, st.Mode().Type())
+		return fmt.Errorf("%w: %s is %s, not a regular file", ErrBadPidfile, path, describeType(st.Mode()))
+	}
+	if err := checkOwner(st, path); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrBadPidfile, path, err)
 	}
 	return nil
+}
+
+// describeType names the kind of a file that is not a regular one.
+func describeType(m fs.FileMode) string {
+	switch t := m.Type(); {
+	case t&fs.ModeDir != 0:
+		return "a directory"
+	case t&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case t&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	case t&fs.ModeDevice != 0:
+		return "a device"
+	default:
+		return "of type " + t.String()
+	}
+}
+
+// bareErr drops the path and operation from an *fs.PathError, for messages
+// that name the file already.
+func bareErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 func describeOpenErr(path string, err error) error {

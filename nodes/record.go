@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,9 +21,12 @@ type record struct {
 	Host    string   `json:"host"`
 	Index   int      `json:"index"`
 	Command []string `json:"command"`
+	Options []string `json:"options,omitempty"`
 	Dir     string   `json:"dir,omitempty"`
 	PidFile string   `json:"pidfile"`
 	LogFile string   `json:"logfile"`
+	// SelfLock: the node locks its pidfile itself.
+	SelfLock bool `json:"self_lock,omitempty"`
 }
 
 // RecordPath returns where the record of the node named name lives.
@@ -38,20 +42,35 @@ func WriteRecord(rundir string, n Node) error {
 	if err := CheckName(n.Name); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(record{n.Name, n.Host, n.Index, n.Command, n.Dir, n.PidFile, n.LogFile}, "", "  ")
+	b, err := json.MarshalIndent(record{n.Name, n.Host, n.Index, n.Command, n.Options, n.Dir, n.PidFile, n.LogFile, n.SelfLock}, "", "  ")
 	if err != nil {
 		return err
 	}
+	path := RecordPath(rundir, n.Name)
+	fail := func(err error) error {
+		// Name the record, not the temporary file, with the system's reason.
+		var pe *fs.PathError
+		var le *os.LinkError
+		switch {
+		case errors.As(err, &pe):
+			err = pe.Err
+		case errors.As(err, &le):
+			err = le.Err
+		}
+		return fmt.Errorf("record %s: %w", path, err)
+	}
 	if err := os.MkdirAll(rundir, 0o755); err != nil {
-		return fmt.Errorf("record %s: %w", n.Name, err)
+		return fail(err)
 	}
 	f, err := os.CreateTemp(rundir, "."+n.Name+".tmp*")
 	if err != nil {
-		return fmt.Errorf("record %s: %w", n.Name, err)
+		return fail(err)
 	}
 	tmp := f.Name()
 	_, err = f.Write(append(b, '\n'))
 	if err == nil {
+		// On disk, so that a power loss cannot leave an empty record
+		// behind the rename; on a tmpfs such as /run it costs nothing.
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -61,11 +80,11 @@ func WriteRecord(rundir string, n Node) error {
 		err = os.Chmod(tmp, 0o644)
 	}
 	if err == nil {
-		err = os.Rename(tmp, RecordPath(rundir, n.Name))
+		err = os.Rename(tmp, path)
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("record %s: %w", n.Name, err)
+		return fail(err)
 	}
 	return nil
 }
@@ -77,7 +96,7 @@ func ReadRecord(rundir, name string) (Node, error) {
 		return Node{}, err
 	}
 	path := RecordPath(rundir, name)
-	b, err := os.ReadFile(path)
+	b, err := readRecordFile(path)
 	if err != nil {
 		return Node{}, fmt.Errorf("record %s: %w", path, err)
 	}
@@ -85,10 +104,11 @@ func ReadRecord(rundir, name string) (Node, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return Node{}, fmt.Errorf("record %s: %w", path, err)
 	}
-	if r.Name != name || !filepath.IsAbs(r.PidFile) || !filepath.IsAbs(r.LogFile) {
-		return Node{}, fmt.Errorf("record %s: name, pidfile or logfile missing or not absolute", path)
+	if r.Name != name || !filepath.IsAbs(r.PidFile) || !filepath.IsAbs(r.LogFile) || len(r.Options) > len(r.Command) {
+		return Node{}, fmt.Errorf("record %s: name, pidfile, logfile or command missing or not valid", path)
 	}
-	return Node{Name: r.Name, Host: r.Host, Index: r.Index, Command: r.Command, Dir: r.Dir, PidFile: r.PidFile, LogFile: r.LogFile}, nil
+	return Node{Name: r.Name, Host: r.Host, Index: r.Index, Command: r.Command, Options: r.Options,
+		Dir: r.Dir, PidFile: r.PidFile, LogFile: r.LogFile, SelfLock: r.SelfLock}, nil
 }
 
 // ReadRecords reads every node record in rundir, ordered by index and then
@@ -124,9 +144,10 @@ func ReadRecords(rundir string) ([]Node, error) {
 
 // Resolve expands the spec like [Spec.Nodes] and fills in, from the records
 // in the rundir, whatever the spec leaves out: a node's pidfile and logfile
-// when the spec has no template for them, its command and working directory
-// when the spec has no command. With no names it returns every recorded
-// node, and [ErrNoNodes] when there are none.
+// when no template was given for it, its command and working directory
+// when the spec has no command. Options given without a command replace
+// the recorded options of the recorded command. With no names it returns
+// every recorded node, and [ErrNoNodes] when there are none.
 func (s Spec) Resolve() ([]Node, error) {
 	rundir := s.RunDir
 	if rundir == "" {
@@ -140,22 +161,13 @@ func (s Spec) Resolve() ([]Node, error) {
 		if len(recs) == 0 {
 			return nil, fmt.Errorf("%w, and none recorded in %s", ErrNoNodes, rundir)
 		}
-		for i := range recs {
-			if s.PidFile != "" || s.LogFile != "" || len(s.Command) > 0 {
-				// Templates given on the command line win over records.
-				spec := s
-				spec.Names = []string{recs[i].Name}
-				ns, err := spec.Resolve()
-				if err != nil {
-					return nil, err
-				}
-				ns[0].Index = recs[i].Index
-				recs[i] = ns[0]
-			}
+		names := make([]string, len(recs))
+		for i, r := range recs {
+			names[i] = r.Name + "@" + r.Host
 		}
-		return recs, nil
+		s.Names, s.Prefix = names, ""
 	}
-	ns, err := s.Nodes()
+	ns, explicit, err := s.nodes()
 	if err != nil {
 		return nil, err
 	}
@@ -167,15 +179,60 @@ func (s Spec) Resolve() ([]Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		if s.PidFile == "" {
+		if !explicit[i].pidfile {
 			ns[i].PidFile = rec.PidFile
 		}
-		if s.LogFile == "" {
+		if !explicit[i].logfile {
 			ns[i].LogFile = rec.LogFile
 		}
-		if len(s.Command) == 0 {
-			ns[i].Command, ns[i].Dir = rec.Command, rec.Dir
+		if len(s.Command) > 0 {
+			continue
 		}
+		ns[i].Dir, ns[i].SelfLock = rec.Dir, rec.SelfLock || s.SelfLock
+		if len(s.Options) == 0 {
+			ns[i].Command, ns[i].Options = rec.Command, rec.Options
+			continue
+		}
+		base := rec.Command[:len(rec.Command)-len(rec.Options)]
+		ns[i].Command = append(append([]string{}, base...), ns[i].Options...)
 	}
 	return ns, nil
+}
+
+// maxRecord bounds the size of a node record: a real one is well under a
+// kilobyte, and a planted huge file must not be read into memory.
+const maxRecord = 1 << 20
+
+// readRecordFile reads a record without following a symbolic link or
+// hanging on a FIFO, and refuses anything but a regular file, a file that
+// another user planted in a folder others can write to (a record holds a
+// command that restart runs), and a file over [maxRecord] bytes. An absent
+// file gives an error wrapping [fs.ErrNotExist].
+func readRecordFile(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|oNonblock, 0)
+	if err != nil {
+		if isSymlinkErr(err) {
+			return nil, errors.New("is a symbolic link (not followed)")
+		}
+		return nil, bareErr(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, bareErr(err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("is %s, not a regular file", describeType(st.Mode()))
+	}
+	if err := checkOwner(st, path); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxRecord+1))
+	if err != nil {
+		return nil, bareErr(err)
+	}
+	if len(b) > maxRecord {
+		return nil, fmt.Errorf("larger than %d bytes", maxRecord)
+	}
+	return b, nil
 }

@@ -1,0 +1,214 @@
+//go:build linux
+
+package multi_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/multi-launcher/multi/multi"
+	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/waiter"
+	"golang.org/x/sys/unix"
+)
+
+// startForked starts a "fork" node (a node with a child in its process
+// group) and returns the node's and the child's pids once both handle
+// SIGTERM. The child is SIGKILLed at cleanup through a pidfd, if alive.
+func startForked(t *testing.T, name string) (nodes.Node, int, int) {
+	t.Helper()
+	c := cluster(t, "fork", name)
+	if _, err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	n := c.Nodes[0]
+	pid := holderOf(t, n)
+	re := regexp.MustCompile(`(?m)^child ([0-9]+)$`)
+	for {
+		b, _ := os.ReadFile(n.LogFile)
+		if m := re.FindSubmatch(b); m != nil && strings.Count(string(b), "up\n") >= 2 {
+			child, _ := strconv.Atoi(string(m[1]))
+			fd, err := unix.PidfdOpen(child, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+				unix.Close(fd)
+			})
+			return n, pid, child
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// exited reports whether pid is gone or a zombie.
+func exited(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] == 'Z' || s[i+2] == 'X'
+}
+
+func waitExited(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !exited(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d still runs", pid)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Without Group only the lock holder is signalled; with it, the holder's
+// whole process group, children included.
+func TestGroupSignal(t *testing.T) {
+	t.Parallel()
+	n1, p1, c1 := startForked(t, "w1")
+	n2, p2, c2 := startForked(t, "w2")
+
+	pid, err := multi.SignalNode(n1.PidFile, 0, syscall.SIGTERM, false)
+	if err != nil || pid != p1 {
+		t.Fatalf("SignalNode without group: %d, %v", pid, err)
+	}
+	if err := waiter.Wait(t.Context(), n1.PidFile, nil); err != nil {
+		t.Fatal(err)
+	}
+	if exited(c1) {
+		t.Errorf("the child %d of w1 got the signal meant for its parent", c1)
+	}
+
+	pid, err = multi.SignalNode(n2.PidFile, 0, syscall.SIGTERM, true)
+	if err != nil || pid != p2 {
+		t.Fatalf("SignalNode with group: %d, %v", pid, err)
+	}
+	if err := waiter.Wait(t.Context(), n2.PidFile, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitExited(t, c2)
+	if log, _ := os.ReadFile(n2.LogFile); strings.Count(string(log), "term\n") != 2 {
+		t.Errorf("w2 log %q; want both processes terminated by TERM", log)
+	}
+}
+
+// A lock holder that does not lead its own process group (here, one in
+// this test's group) does not get its group signalled, nor itself.
+func TestGroupRefusesNonLeader(t *testing.T) {
+	t.Parallel()
+	pidfile := filepath.Join(t.TempDir(), "x.pid")
+	holder := exec.Command(os.Args[0], "-test.run=^$")
+	out := filepath.Join(t.TempDir(), "out")
+	f, _ := os.Create(out)
+	defer f.Close()
+	holder.Stdout = f
+	holder.Env = append(os.Environ(), "MULTI_TEST_NODE=lock", "MULTI_TEST_LOCK="+pidfile, "GORACE=atexit_sleep_ms=0")
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		holder.Process.Kill()
+		holder.Wait()
+	}()
+	for {
+		b, _ := os.ReadFile(out)
+		if strings.Contains(string(b), "up\n") {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	_, err := multi.SignalNode(pidfile, 0, syscall.SIGTERM, true)
+	if err == nil || !strings.Contains(err.Error(), "not the leader of its own process group") {
+		t.Fatalf("SignalNode with group on a non-leader: %v", err)
+	}
+	if b, _ := os.ReadFile(out); strings.Contains(string(b), "term") || exited(holder.Process.Pid) {
+		t.Fatalf("the holder was signalled: %q", b)
+	}
+	// Without Group it is the holder, and is signalled.
+	if pid, err := multi.SignalNode(pidfile, 0, syscall.SIGTERM, false); err != nil || pid != holder.Process.Pid {
+		t.Fatalf("SignalNode: %d, %v", pid, err)
+	}
+	holder.Wait()
+}
+
+// A command that runs without holding its pidfile's lock (it closed the
+// inherited descriptor before start could look) is killed and reported,
+// rather than waited for forever; one that exited is reported as such.
+func TestConfirmLockDropped(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	n := nodes.Node{Name: "w1", PidFile: filepath.Join(dir, "w1.pid"), LogFile: filepath.Join(dir, "w1.log")}
+	os.WriteFile(n.PidFile, []byte("12345\n"), 0o644) // stale, as the node left it
+	cmd := exec.Command("sleep", "300")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var err error
+	go func() {
+		defer close(done)
+		_, err = multi.Confirm(cmd, n)
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("confirm blocked on a command that runs without its lock")
+	}
+	if err == nil || !strings.Contains(err.Error(), "let go of its pidfile's lock while running") ||
+		!strings.Contains(err.Error(), fmt.Sprintf("killed it (pid %d", cmd.Process.Pid)) {
+		t.Fatalf("confirm: %v", err)
+	}
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", cmd.Process.Pid)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the command %d was not killed and reaped: %v", cmd.Process.Pid, err)
+	}
+	if _, err := os.Lstat(n.PidFile); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stale pidfile left: %v", err)
+	}
+
+	// Exited before confirm looks.
+	cmd2 := exec.Command("sh", "-c", "exit 7")
+	if err := cmd2.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for !exited(cmd2.Process.Pid) {
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := multi.Confirm(cmd2, n); !errors.Is(err, multi.ErrExitedAtOnce) || !strings.Contains(err.Error(), "status 7") {
+		t.Fatalf("confirm of an exited command: %v", err)
+	}
+}
+
+// Signalling a stale pidfile that a concurrent stopwait removes: no panic,
+// no signal, "not running".
+func TestSignalPidfileRemovedConcurrently(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "w1.pid")
+	for i := 0; i < 2000; i++ {
+		os.WriteFile(path, []byte("1\n"), 0o644)
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nodes.RemoveStale(path)
+		}()
+		pid, err := multi.SignalNode(path, 0, syscall.SIGTERM, i%2 == 0)
+		wg.Wait()
+		if pid != 0 || !errors.Is(err, multi.ErrNotRunning) {
+			t.Fatalf("try %d: %d, %v", i, pid, err)
+		}
+	}
+}

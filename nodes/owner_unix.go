@@ -1,0 +1,44 @@
+//go:build unix
+
+package nodes
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// checkOwner refuses a pidfile or record, already open, that another user
+// owns in a folder that someone else than this user or root can write to:
+// a group- or world-writable folder such as /tmp, or one another user owns.
+// Such a file may have been planted there, to make multi signal a process
+// of the planter's choosing, to stop a node from starting, or to run a
+// command of theirs from a record. Files of this user or of root, and
+// files in folders only this user or root can write to, are accepted.
+func checkOwner(st fs.FileInfo, path string) error {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	uid, me := int(sys.Uid), os.Geteuid()
+	if uid == me || uid == 0 {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	dst, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("folder: %w", bareErr(err))
+	}
+	dsys, ok := dst.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	downer := int(dsys.Uid)
+	if dst.Mode().Perm()&0o022 == 0 && (downer == me || downer == 0) {
+		return nil
+	}
+	return fmt.Errorf("owned by uid %d, not by this user (uid %d) or root, in %s, which others can write to (owner uid %d, mode %s); refusing it",
+		uid, me, dir, downer, dst.Mode())
+}

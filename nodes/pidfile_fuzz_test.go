@@ -1,0 +1,85 @@
+package nodes_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/multi-launcher/multi/nodes"
+)
+
+// FuzzInspectPidfile writes fuzzed bytes as an unlocked pidfile and reads
+// it the way every verb does. It must never panic, the file must read as
+// stale (nobody holds its lock, whatever it says), and the pid read from
+// its text is either none (with a reason) or within 2..MaxPID: never 0, 1,
+// a negative number or one too large. Seeds: testdata/fuzz/FuzzInspectPidfile.
+func FuzzInspectPidfile(f *testing.F) {
+	for _, s := range []string{"1234\n", "-1\n", "0\n", "1\n", "+5\n", " 5\n", "5", "", "\n\n", "4194304\n",
+		"4194305\n", "99999999999999999999\n", "0x10\n", "1e3\n", "12\r\n", "12\x00\n", "12\nextra\n"} {
+		f.Add([]byte(s))
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := filepath.Join(dir, "w1.pid")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		info, err := nodes.Inspect(path)
+		if err != nil {
+			t.Fatalf("Inspect(%q): %v", b, err)
+		}
+		if info.State != nodes.Stale || info.PID != 0 || info.Mismatch() {
+			t.Fatalf("Inspect(%q) = %+v; want stale, no holder", b, info)
+		}
+		switch {
+		case info.FileErr != nil && info.FilePID != 0:
+			t.Fatalf("Inspect(%q): file pid %d with error %v", b, info.FilePID, info.FileErr)
+		case info.FileErr == nil && (info.FilePID < 2 || info.FilePID > nodes.MaxPID):
+			t.Fatalf("Inspect(%q): file pid %d", b, info.FilePID)
+		}
+		if err := nodes.RemoveStale(path); err != nil {
+			t.Fatalf("RemoveStale(%q): %v", b, err)
+		}
+	})
+}
+
+// FuzzReadRecord writes fuzzed bytes as a node record and reads it, alone,
+// with every record of the rundir, and through Resolve, as later commands
+// do. Nothing may panic, and a record that reads without error names its
+// node, has absolute pidfile and logfile paths, and no more options than
+// command words. Seeds: testdata/fuzz/FuzzReadRecord.
+func FuzzReadRecord(f *testing.F) {
+	for _, s := range []string{
+		`{"name":"w1","host":"h","index":1,"command":["sleep","300"],"pidfile":"/r/w1.pid","logfile":"/r/w1.log"}`,
+		`{"name":"w1","command":["a","-x"],"options":["-x"],"pidfile":"/r/w1.pid","logfile":"/r/w1.log"}`,
+		`{"name":"w1","command":["a"],"options":["-x","-y"],"pidfile":"/r/w1.pid","logfile":"/r/w1.log"}`,
+		`{"name":"w1","command":[],"options":[],"pidfile":"/r/w1.pid","logfile":"/r/w1.log"}`,
+		`{"name":"w2","pidfile":"/r/w1.pid","logfile":"/r/w1.log"}`,
+		`{"name":"w1","pidfile":"rel.pid","logfile":"/r/w1.log"}`,
+		`{"name":"w1","index":-9223372036854775808,"pidfile":"/r/\u0000","logfile":"/r/w1.log","dir":"rel"}`,
+		`{"name":"w1","pidfile":"/r/w1.pid","logfile":"/r/w1.log","command":null,"options":null}`,
+		`[]`, `null`, ``, `{`, `{"name":1}`,
+	} {
+		f.Add([]byte(s))
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rundir := filepath.Join(dir, "run")
+		os.RemoveAll(rundir)
+		if err := os.MkdirAll(rundir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(nodes.RecordPath(rundir, "w1"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		n, err := nodes.ReadRecord(rundir, "w1")
+		if err == nil {
+			if n.Name != "w1" || !filepath.IsAbs(n.PidFile) || !filepath.IsAbs(n.LogFile) || len(n.Options) > len(n.Command) {
+				t.Fatalf("ReadRecord(%q) = %+v", b, n)
+			}
+		}
+		nodes.ReadRecords(rundir)
+		nodes.Spec{Names: []string{"w1"}, RunDir: rundir}.Resolve()
+		nodes.Spec{RunDir: rundir}.Resolve()
+	})
+}
