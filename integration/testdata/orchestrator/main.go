@@ -1,0 +1,116 @@
+// Command orchestrator drives multi as a Go library, as a deployer or test
+// harness would: it starts 20 nodes, checks their status, restarts two of
+// them and stopwaits them all, and exits non-zero if anything is not as it
+// should be. Usage: orchestrator RUNDIR
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/multi-launcher/multi/multi"
+	"github.com/multi-launcher/multi/nodes"
+)
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: orchestrator RUNDIR")
+		os.Exit(2)
+	}
+	if err := run(os.Args[1]); err != nil {
+		fmt.Fprintln(os.Stderr, "orchestrator:", err)
+		os.Exit(1)
+	}
+}
+
+func run(rundir string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+
+	ns, err := nodes.Spec{Names: []string{"20"}, RangePrefix: "n", RunDir: rundir,
+		Command: []string{"sleep", "300"}}.Nodes()
+	if err != nil {
+		return err
+	}
+	progress := 0
+	c := &multi.Cluster{Nodes: ns, RunDir: rundir, Progress: func(multi.Result) { progress++ }}
+	defer c.Kill(context.Background()) // whatever happens, leave nothing running
+
+	res, err := c.Start(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("started %d nodes, %d progress reports\n", len(res), progress)
+
+	// A second start finds them all running.
+	var ne *multi.NodeError
+	_, err = c.Start(ctx)
+	if !errors.Is(err, multi.ErrAlreadyRunning) || !errors.As(err, &ne) || ne.Op != "start" {
+		return fmt.Errorf("second start: %v; want a *multi.NodeError matching ErrAlreadyRunning", err)
+	}
+	fmt.Println("second start: already running, e.g.", ne.Node)
+
+	if err := expect(ctx, c, nodes.Running, 20); err != nil {
+		return err
+	}
+
+	two := &multi.Cluster{Nodes: ns[3:5], RunDir: rundir}
+	res2, err := two.Restart(ctx)
+	if err != nil {
+		return err
+	}
+	for i, r := range res2 {
+		if r.PID == res[3+i].PID {
+			return fmt.Errorf("%s: restart kept pid %d", r.Node.Name, r.PID)
+		}
+		fmt.Printf("%s: %s\n", r.Node.Name, firstWord(r.Msg))
+	}
+	if err := expect(ctx, c, nodes.Running, 20); err != nil {
+		return err
+	}
+
+	res, err = c.StopWait(ctx)
+	if err != nil {
+		return err
+	}
+	stopped := 0
+	for _, r := range res {
+		if firstWord(r.Msg) == "stopped" {
+			stopped++
+		}
+	}
+	fmt.Printf("stopwait: %d stopped\n", stopped)
+	return expect(ctx, c, nodes.Absent, 20)
+}
+
+// expect checks that want nodes are in state.
+func expect(ctx context.Context, c *multi.Cluster, state nodes.State, want int) error {
+	sts, err := c.Status(ctx)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, s := range sts {
+		if s.State == state {
+			n++
+		}
+	}
+	fmt.Printf("status: %d %s\n", n, state)
+	if n != want {
+		return fmt.Errorf("%d nodes %s; want %d", n, state, want)
+	}
+	return nil
+}
+
+func firstWord(s string) string {
+	for i, r := range s {
+		if r == ' ' {
+			return s[:i]
+		}
+	}
+	return s
+}

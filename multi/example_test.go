@@ -1,0 +1,84 @@
+package multi_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/multi-launcher/multi/multi"
+	"github.com/multi-launcher/multi/nodes"
+)
+
+// Start three nodes, check them, and stop them, waiting until each one's
+// lock is released.
+func ExampleCluster_StopWait() {
+	rundir, _ := os.MkdirTemp("", "multi-example")
+	defer os.RemoveAll(rundir)
+
+	ns, err := nodes.Spec{
+		Names:   []string{"w1", "w2", "w3"},
+		RunDir:  rundir,                   // pidfiles, logfiles and records go here
+		Command: []string{"sleep", "300"}, // %n, %i... are expanded per node
+	}.Nodes()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c := &multi.Cluster{Nodes: ns, RunDir: rundir}
+	ctx := context.Background()
+
+	res, err := c.Start(ctx)
+	if err != nil {
+		fmt.Println(err)
+	}
+	for _, r := range res {
+		fmt.Println(r.Node.Name, strings.Fields(r.Msg)[0])
+	}
+
+	sts, _ := c.Status(ctx)
+	for _, s := range sts {
+		fmt.Println(s.Node.Name, s.State, s.PID == res[s.Node.Index-1].PID)
+	}
+
+	res, _ = c.StopWait(ctx)
+	for _, r := range res {
+		fmt.Println(r.Node.Name, strings.Fields(r.Msg)[0])
+	}
+	// Output:
+	// w1 started
+	// w2 started
+	// w3 started
+	// w1 running true
+	// w2 running true
+	// w3 running true
+	// w1 stopped
+	// w2 stopped
+	// w3 stopped
+}
+
+// Show progress while a large set starts: Progress sees each node's result
+// as soon as it is known.
+func ExampleCluster_Start_progress() {
+	rundir, _ := os.MkdirTemp("", "multi-example")
+	defer os.RemoveAll(rundir)
+	ns, _ := nodes.Spec{Names: []string{"50"}, RunDir: rundir, Command: []string{"sleep", "300"}}.Nodes()
+
+	done := 0
+	c := &multi.Cluster{Nodes: ns, RunDir: rundir, Progress: func(r multi.Result) {
+		done++ // calls never overlap
+		if done%25 == 0 {
+			fmt.Printf("%d/%d\n", done, len(ns))
+		}
+	}}
+	if _, err := c.Start(context.Background()); err != nil {
+		fmt.Println(err)
+	}
+	done = 0
+	c.Kill(context.Background())
+	// Output:
+	// 25/50
+	// 50/50
+	// 25/50
+	// 50/50
+}

@@ -1,0 +1,66 @@
+//go:build unix
+
+package multi
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/multi-launcher/multi/nodes"
+	"golang.org/x/sys/unix"
+)
+
+// DefaultLockTimeout is how long Start waits for a self-locking node to
+// take its lock when [Cluster.LockTimeout] is zero.
+const DefaultLockTimeout = 10 * time.Second
+
+// awaitOwnLock waits for a self-locking node (cmd, which has exec'd its
+// command) to lock its pidfile: the holder must be the node's process or a
+// process of its session (a wrapper script's child, say). If the node exits
+// first, or the timeout runs out, or another instance takes the lock, the
+// node is killed (it is this process's unreaped child, so its pid names no
+// other process) and start fails with the reason.
+func awaitOwnLock(cmd *exec.Cmd, n nodes.Node, timeout time.Duration) (*os.Process, error) {
+	pid := cmd.Process.Pid
+	if timeout <= 0 {
+		timeout = DefaultLockTimeout
+	}
+	deadline := time.Now().Add(timeout)
+	delay := 100 * time.Microsecond
+	giveUp := func(err error) (*os.Process, error) {
+		if !exited(pid) {
+			// Its whole session's group: what it forked goes too.
+			killGroupChecked(pid, syscall.SIGKILL)
+		}
+		state, werr := cmd.Process.Wait()
+		if werr == nil && err == nil {
+			err = fmt.Errorf("%w before taking its lock (%s; see %s)", ErrExitedAtOnce, describeExit(state), n.LogFile)
+		}
+		return nil, err
+	}
+	for {
+		info, err := nodes.Inspect(n.PidFile)
+		if err != nil {
+			return giveUp(err)
+		}
+		if info.State == nodes.Running && info.PID > 0 {
+			if sid, _ := unix.Getsid(info.PID); info.PID == pid || sid == pid {
+				reap(cmd)
+				return cmd.Process, nil
+			}
+			return giveUp(&nodes.HeldError{Path: n.PidFile, PID: info.PID})
+		}
+		if exited(pid) {
+			return giveUp(nil)
+		}
+		if time.Now().After(deadline) {
+			return giveUp(fmt.Errorf("%w within %s (it must lock $%s; see %s); killed it (pid %d)",
+				ErrNoLock, timeout, nodes.EnvPidfile, n.LogFile, pid))
+		}
+		time.Sleep(delay)
+		delay = min(2*delay, 50*time.Millisecond)
+	}
+}

@@ -1,0 +1,43 @@
+package nodes
+
+import (
+	"errors"
+	"os"
+)
+
+// Environment variables multi sets for every node it starts.
+const (
+	// EnvPidfile holds the absolute path of the node's pidfile.
+	EnvPidfile = "MULTI_PIDFILE"
+	// EnvPidfileFD holds the descriptor of the pidfile locked for the node
+	// by multi's exec step; it is not set for a node that locks its own.
+	EnvPidfileFD = "MULTI_PIDFILE_FD"
+	// EnvNode holds the node's full name, short@host.
+	EnvNode = "MULTI_NODE"
+)
+
+// ErrNoPidfile is returned by [OwnFromEnv] when $MULTI_PIDFILE is not set:
+// the program was not started by multi.
+var ErrNoPidfile = errors.New("nodes: $" + EnvPidfile + " is not set")
+
+// OwnFromEnv makes the calling program own the pidfile multi handed it in
+// $MULTI_PIDFILE, for the rest of its life: it takes the lock (see
+// [Acquire]; another live instance makes it fail with [ErrAlreadyRunning]
+// and that instance's pid) and writes its pid. Call [Lock.Release] on a
+// clean exit to remove the pidfile; on a crash the kernel drops the lock
+// and the file is left stale, which multi knows to ignore.
+//
+// This is the node's side of multi's self-locking mode (multi start
+// --self-lock), in which multi waits for the node to take its lock. It
+// works as well when multi's exec step has locked the pidfile already:
+// POSIX locks belong to the process, which then owns it either way.
+//
+// The pidfile must not be opened and closed elsewhere in the program:
+// closing any descriptor of a file drops all the process's locks on it.
+func OwnFromEnv() (*Lock, error) {
+	path := os.Getenv(EnvPidfile)
+	if path == "" {
+		return nil, ErrNoPidfile
+	}
+	return Acquire(path)
+}

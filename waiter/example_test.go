@@ -1,0 +1,36 @@
+package waiter_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/multi-launcher/multi/multi"
+	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/waiter"
+)
+
+// Wait for a pidfile somebody else's process holds, here a node that runs
+// for a tenth of a second: Wait returns once its lock is released, whether
+// the process exited, was killed, or is a zombie nobody has reaped yet.
+func ExampleWait() {
+	rundir, _ := os.MkdirTemp("", "waiter-example")
+	defer os.RemoveAll(rundir)
+	ns, _ := nodes.Spec{Names: []string{"w1"}, RunDir: rundir, Command: []string{"sleep", "0.1"}}.Nodes()
+	if _, err := (&multi.Cluster{Nodes: ns, RunDir: rundir}).Start(context.Background()); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := waiter.Wait(ctx, ns[0].PidFile, waiter.Notify{})
+	fmt.Println("released:", err == nil)
+
+	info, _ := nodes.Inspect(ns[0].PidFile)
+	fmt.Println(info.State) // sleep does not remove its pidfile
+	// Output:
+	// released: true
+	// stale
+}
