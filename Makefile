@@ -2,7 +2,9 @@
 GO ?= go
 BIN := bin/multi
 
-.PHONY: build test vet fmt-check demo clean fuzz
+PREFIX ?= /usr/local
+
+.PHONY: build test vet fmt-check demo clean fuzz bench install
 
 build:
 	$(GO) build -o $(BIN) .
@@ -20,6 +22,21 @@ test: vet fmt-check
 
 demo: build
 	@bash testdata/demo.sh $(BIN)
+
+# multi against start-stop-daemon, supervisord and celery multi, and the Go
+# benchmarks; installs the peers from Debian if missing. See
+# docs/benchmarks.md (knobs: BENCH_NS, BENCH_ROUNDS, ...).
+bench: build
+	@bash testdata/bench/bench.sh $(BIN)
+
+# The binary, its manual page (generated from the CLI definition) and the
+# shell completions.
+install: build
+	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/multi
+	mkdir -p $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+	$(BIN) man > $(DESTDIR)$(PREFIX)/share/man/man1/multi.1
+	$(BIN) completion bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/multi
+	$(BIN) completion zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_multi
 
 clean:
 	rm -rf bin

@@ -1,0 +1,112 @@
+//go:build unix
+
+package multi_test
+
+// Benchmarks of the launcher: the start of one node (fork, the exec step's
+// re-exec, lock, exec, confirm, record) and start plus stopwait of 100
+// nodes. This test binary plays the exec step. They measure; they assert
+// no timing. `make bench` runs them (see docs/benchmarks.md). Set
+// MULTI_BENCH_DIR to put the rundir on another filesystem than the temp
+// dir's.
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/multi-launcher/multi/multi"
+	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/waiter"
+)
+
+func benchRunDir(b *testing.B) string {
+	b.Helper()
+	base := os.Getenv("MULTI_BENCH_DIR")
+	if base == "" {
+		return b.TempDir()
+	}
+	dir, err := os.MkdirTemp(base, "multi-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func benchCluster(b *testing.B, rundir string, n int) *multi.Cluster {
+	b.Helper()
+	ns, err := nodes.Spec{Names: []string{strconv.Itoa(n)}, RunDir: rundir, Command: []string{"/bin/sleep", "300"}}.Nodes()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &multi.Cluster{Nodes: ns, RunDir: rundir}
+}
+
+// killAll SIGKILLs whatever holds the nodes' locks and waits until the
+// locks are released, so that nothing outlives the benchmark.
+func killAll(b *testing.B, c *multi.Cluster) {
+	b.Helper()
+	for _, n := range c.Nodes {
+		if info, err := nodes.Inspect(n.PidFile); err == nil && info.State == nodes.Running && info.PID > 1 && info.PID != os.Getpid() {
+			syscall.Kill(info.PID, syscall.SIGKILL)
+		}
+	}
+	for _, n := range c.Nodes {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		waiter.Wait(ctx, n.PidFile, nil)
+		cancel()
+		nodes.RemoveStale(n.PidFile)
+	}
+}
+
+// BenchmarkStartOne starts one node (`/bin/sleep 300`) and returns once
+// it runs holding its lock; the node is killed outside the timer.
+func BenchmarkStartOne(b *testing.B) {
+	rundir := benchRunDir(b)
+	c := benchCluster(b, rundir, 1)
+	b.Cleanup(func() { killAll(b, c) })
+	for range b.N {
+		if _, err := c.Start(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		killAll(b, c)
+		b.StartTimer()
+	}
+}
+
+// BenchmarkStartStopWait100 starts 100 nodes and stopwaits them (they die
+// at once on SIGTERM), with each wait strategy. start-µs/node and
+// stopwait-µs/node split the time.
+func BenchmarkStartStopWait100(b *testing.B) {
+	for _, s := range []struct {
+		name string
+		s    waiter.Strategy
+	}{{"poll", waiter.Poll{}}, {"notify", waiter.Notify{}}} {
+		b.Run(s.name, func(b *testing.B) {
+			rundir := benchRunDir(b)
+			c := benchCluster(b, rundir, 100)
+			c.Wait = s.s
+			b.Cleanup(func() { killAll(b, c) })
+			var start, stop time.Duration
+			for range b.N {
+				t0 := time.Now()
+				if _, err := c.Start(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				if _, err := c.StopWait(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				start += t1.Sub(t0)
+				stop += time.Since(t1)
+			}
+			per := float64(b.N * len(c.Nodes))
+			b.ReportMetric(float64(start.Microseconds())/per, "start-µs/node")
+			b.ReportMetric(float64(stop.Microseconds())/per, "stopwait-µs/node")
+		})
+	}
+}

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# make bench: multi against start-stop-daemon, supervisord and celery multi
+# on the same work, interleaved over several rounds, and the Go benchmarks of
+# the hot paths. See docs/benchmarks.md for what is measured and how.
+#
+#   bash testdata/bench/bench.sh [MULTI_BINARY]
+#
+# Knobs (environment):
+#   BENCH_NS="10 100 500 1000"   node counts (add 2000 5000 for the scale run)
+#   BENCH_ROUNDS=3               rounds (each runs every tool on every N)
+#   BENCH_TOOLS="multi multi-notify start-stop-daemon supervisord celery"
+#   BENCH_DIR=                   where the runs' files go (default /dev/shm, a tmpfs)
+#   BENCH_DISK_DIR=/var/tmp      a disk filesystem for a second pass ("" skips it)
+#   BENCH_DISK_NS="1000"         node counts of that pass
+#   BENCH_CELERY_MAX=100         largest N for celery multi (workers are ~40 MiB each)
+#   BENCH_CELERY_ROUNDS=1        rounds for celery multi (it sleeps 2 s between polls)
+#   BENCH_COST_N=1000            nodes that take BENCH_COST_DELAY to stop (0 skips)
+#   BENCH_COST_DELAY=10s
+#   BENCH_GO=1                   also run the Go benchmarks (0 skips them)
+#   BENCH_GOTIME=500ms           their -benchtime
+#   BENCH_INSTALL=1              install missing peers with apt-get (0: fail instead)
+#   BENCH_OUT=testdata/bench/out results.tsv, table.md, gobench.txt, bench.png
+#   BENCH_PNG=                   where to write the plot (default BENCH_OUT/bench.png)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+multi=${1:-}
+out=${BENCH_OUT:-testdata/bench/out}
+mkdir -p "$out"
+out=$(realpath "$out")
+
+driver_pid=
+policy_rc_d=
+cleanup() {
+  # The driver kills, by pid, every process it started; give it the chance.
+  if [[ -n $driver_pid ]] && kill -0 "$driver_pid" 2>/dev/null; then
+    kill -TERM "$driver_pid" 2>/dev/null || true
+    wait "$driver_pid" 2>/dev/null || true
+  fi
+  if [[ -n $policy_rc_d ]]; then rm -f "$policy_rc_d"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
+
+# --- the peers, from Debian's packages --------------------------------------
+missing=()
+command -v start-stop-daemon >/dev/null || missing+=(dpkg)
+[[ -x /usr/bin/supervisord && -x /usr/bin/supervisorctl ]] || missing+=(supervisor)
+/usr/bin/python3 -c 'import celery' 2>/dev/null || missing+=(python3-celery)
+[[ -x /usr/bin/celery ]] || missing+=(celery)
+command -v gnuplot >/dev/null || missing+=(gnuplot-nox)
+if ((${#missing[@]})); then
+  if [[ ${BENCH_INSTALL:-1} == 0 || $(id -u) != 0 ]] || ! command -v apt-get >/dev/null; then
+    echo "bench: missing ${missing[*]}; install them (apt-get install ${missing[*]}) or run as root with apt" >&2
+    exit 1
+  fi
+  say "installing ${missing[*]}"
+  # Packages must not start services (supervisor's init script) while they
+  # install: the benchmark runs its own supervisord.
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    policy_rc_d=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\nexit 101\n' >"$policy_rc_d"
+    chmod +x "$policy_rc_d"
+  fi
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if [[ -n $policy_rc_d ]]; then rm -f "$policy_rc_d"; policy_rc_d=; fi
+fi
+
+# --- build ------------------------------------------------------------------
+say "building multi and the driver"
+if [[ -z $multi ]]; then
+  multi=$out/multi
+  go build -o "$multi" .
+fi
+multi=$(realpath "$multi")
+go build -o "$out/driver" ./testdata/bench/driver
+
+bench_dir=${BENCH_DIR:-}
+if [[ -z $bench_dir ]]; then
+  bench_dir=/dev/shm
+  [[ $(stat -f -c %T /dev/shm 2>/dev/null) == tmpfs ]] || bench_dir=${TMPDIR:-/tmp}
+fi
+
+# --- the Go benchmarks ------------------------------------------------------
+if [[ ${BENCH_GO:-1} != 0 ]]; then
+  say "Go benchmarks (go test -bench; files in $bench_dir)"
+  MULTI_BENCH_DIR=$bench_dir go test -run '^$' -bench . -benchtime "${BENCH_GOTIME:-500ms}" -count 1 \
+    ./nodes ./waiter ./multi 2>&1 | tee "$out/gobench.txt" | grep -E '^(Benchmark|ok|FAIL|---)' >&2
+fi
+
+# --- multi and the peers ----------------------------------------------------
+tools=${BENCH_TOOLS:-multi multi-notify start-stop-daemon supervisord celery}
+disk_dir=${BENCH_DISK_DIR-/var/tmp}
+say "multi and its peers (N: ${BENCH_NS:-10 100 500 1000}; rounds: ${BENCH_ROUNDS:-3})"
+"$out/driver" \
+  -multi "$multi" \
+  -n "${BENCH_NS:-10 100 500 1000}" \
+  -rounds "${BENCH_ROUNDS:-3}" \
+  -tools "${tools// /,}" \
+  -dir "$bench_dir" \
+  -disk-dir "$disk_dir" \
+  -disk-ns "${BENCH_DISK_NS:-1000}" \
+  -celery-max "${BENCH_CELERY_MAX:-100}" \
+  -celery-rounds "${BENCH_CELERY_ROUNDS:-1}" \
+  -cost-n "${BENCH_COST_N:-1000}" \
+  -cost-delay "${BENCH_COST_DELAY:-10s}" \
+  -app testdata/bench \
+  -out "$out" \
+  -png "${BENCH_PNG:-$out/bench.png}" &
+driver_pid=$!
+status=0
+wait "$driver_pid" || status=$?
+driver_pid=
+exit "$status"
