@@ -261,7 +261,8 @@ func cluster(c *cli.Context, a *nodes.Args) (*multi.Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl := &multi.Cluster{Nodes: ns, RunDir: rundir(a), Group: a.Flags["group"] == "true"}
+	// Detach: this process exits right after, and its nodes are reparented.
+	cl := &multi.Cluster{Nodes: ns, RunDir: rundir(a), Group: a.Flags["group"] == "true", Detach: true}
 	if a.Signal != "" {
 		if cl.Signal, err = multi.ParseSignal(a.Signal); err != nil {
 			return nil, usage(c, err)

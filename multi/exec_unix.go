@@ -48,6 +48,15 @@ func execStep(args []string, selfLock bool) {
 	report := os.NewFile(errFD, "multi-report")
 	syscall.CloseOnExec(errFD)
 	os.Unsetenv(stepEnv)
+	// The node gets the GOMAXPROCS it would have had.
+	if v, ok := os.LookupEnv(stepProcsEnv); ok {
+		os.Unsetenv(stepProcsEnv)
+		if v == "" {
+			os.Unsetenv("GOMAXPROCS")
+		} else {
+			os.Setenv("GOMAXPROCS", v[1:])
+		}
+	}
 	fail := func(kind string, err error) {
 		fmt.Fprintf(report, "%s %s", kind, err)
 		os.Exit(1)
@@ -121,17 +130,36 @@ func execStep(args []string, selfLock bool) {
 	failLocked(&exec.Error{Name: argv[0], Err: err})
 }
 
+// stepProcsEnv carries the GOMAXPROCS the node is to have ("" for none,
+// else "=" and the value): the step runs with GOMAXPROCS=1, since a Go
+// runtime starts faster with one P, and it lives only until the exec.
+const stepProcsEnv = "_MULTI_GOMAXPROCS"
+
+// stepEnviron is the exec step's environment: the node's, plus what the
+// step needs.
+func stepEnviron(env []string, step string, n nodes.Node) []string {
+	procs := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GOMAXPROCS="); ok {
+			procs = "=" + v // the last one is the one that counts
+		}
+	}
+	return append(env[:len(env):len(env)], stepEnv+"="+step, nodes.EnvNode+"="+n.FullName(),
+		stepProcsEnv+"="+procs, "GOMAXPROCS=1")
+}
+
 // spawn starts node n through the exec step and returns its pid once the
 // node has exec'd its command holding its lock, or the reason it did not.
-// A self-locking node is given up to lockTimeout to take its lock.
-func spawn(n nodes.Node, env []string, lockTimeout time.Duration) (*os.Process, error) {
+// A self-locking node is given up to lockTimeout to take its lock. A
+// started node is reaped when it exits, or with detach released at once.
+func spawn(n nodes.Node, env []string, lockTimeout time.Duration, detach bool) (int, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("cannot find this program to re-execute: %w", err)
+		return 0, fmt.Errorf("cannot find this program to re-execute: %w", err)
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	defer r.Close()
 	step := stepLock
@@ -141,7 +169,7 @@ func spawn(n nodes.Node, env []string, lockTimeout time.Duration) (*os.Process, 
 	cmd := &exec.Cmd{
 		Path:        self,
 		Args:        append([]string{"multi: exec " + n.Name, n.PidFile, n.LogFile, "--"}, n.Command...),
-		Env:         append(env[:len(env):len(env)], stepEnv+"="+step, nodes.EnvNode+"="+n.FullName()),
+		Env:         stepEnviron(env, step, n),
 		Dir:         n.Dir,
 		ExtraFiles:  []*os.File{w},
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
@@ -149,7 +177,7 @@ func spawn(n nodes.Node, env []string, lockTimeout time.Duration) (*os.Process, 
 	err = cmd.Start()
 	w.Close()
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	msg, _ := io.ReadAll(r)
 	if len(msg) > 0 {
@@ -157,17 +185,29 @@ func spawn(n nodes.Node, env []string, lockTimeout time.Duration) (*os.Process, 
 		kind, text, _ := bytes.Cut(msg, []byte(" "))
 		if string(kind) == "held" {
 			pid, _ := strconv.Atoi(string(text))
-			return nil, &nodes.HeldError{Path: n.PidFile, PID: pid}
+			return 0, &nodes.HeldError{Path: n.PidFile, PID: pid}
 		}
-		return nil, errors.New(string(text))
+		return 0, errors.New(string(text))
 	}
 	// The pipe closed with nothing said: the exec happened, or the step
 	// died without a word. The lock tells which, and whether the command
 	// is still running.
+	var proc *os.Process
 	if n.SelfLock {
-		return awaitOwnLock(cmd, n, lockTimeout)
+		proc, err = awaitOwnLock(cmd, n, lockTimeout)
+	} else {
+		proc, err = confirm(cmd, n)
 	}
-	return confirm(cmd, n)
+	if err != nil {
+		return 0, err
+	}
+	pid := proc.Pid // Release and reap make it -1
+	if detach {
+		proc.Release()
+	} else {
+		reap(cmd)
+	}
+	return pid, nil
 }
 
 // errLockDropped: the node's command runs but does not hold its pidfile's
@@ -183,7 +223,6 @@ var errLockDropped = errors.New("let go of its pidfile's lock while running (a n
 func confirm(cmd *exec.Cmd, n nodes.Node) (*os.Process, error) {
 	info, err := nodes.Inspect(n.PidFile)
 	if err == nil && info.State == nodes.Running && info.PID == cmd.Process.Pid {
-		reap(cmd)
 		return cmd.Process, nil
 	}
 	killed := false

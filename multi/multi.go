@@ -96,6 +96,12 @@ type Cluster struct {
 	// [nodes.Node.SelfLock]) to take its lock; 0 means
 	// [DefaultLockTimeout]. Such a node that does not is killed.
 	LockTimeout time.Duration
+	// Detach makes Start let go of each node it starts at once, instead
+	// of reaping it when it exits. For a program that exits right after
+	// Start, as the multi command does: it then holds no descriptor per
+	// node. A long-running caller leaves it false, or collects its dead
+	// nodes itself.
+	Detach bool
 
 	progressMu sync.Mutex
 	// Env is the nodes' environment; nil means this process's.

@@ -4,7 +4,6 @@ package multi
 
 import (
 	"errors"
-	"os"
 	"syscall"
 	"time"
 
@@ -27,8 +26,8 @@ func signalNum(name string) syscall.Signal {
 	return 0
 }
 
-func spawn(n nodes.Node, env []string, lockTimeout time.Duration) (*os.Process, error) {
-	return nil, errors.ErrUnsupported
+func spawn(n nodes.Node, env []string, lockTimeout time.Duration, detach bool) (int, error) {
+	return 0, errors.ErrUnsupported
 }
 
 func signalHolder(path string, expect int, sig syscall.Signal) (int, error) {

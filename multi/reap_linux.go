@@ -12,7 +12,8 @@ import (
 // reap collects the exit status of a node this process started, when it
 // exits, so that a long-running orchestrator does not fill up with zombies.
 // It waits on a pidfd in Go's network poller, which costs a parked
-// goroutine per node rather than a thread blocked in waitid(2).
+// goroutine per node rather than a thread blocked in waitid(2), and one
+// descriptor: the os.Process's own is released.
 func reap(cmd *exec.Cmd) {
 	// The node is our unreaped child, so its pid cannot be reused yet.
 	fd, err := unix.PidfdOpen(cmd.Process.Pid, unix.PIDFD_NONBLOCK)
@@ -27,13 +28,15 @@ func reap(cmd *exec.Cmd) {
 		go cmd.Wait()
 		return
 	}
+	cmd.Process.Release()
 	go func() {
 		rc.Read(func(fd uintptr) bool {
-			n, _ := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
-			return n > 0
+			var info unix.Siginfo
+			// Reap it once it has exited (Signo is set then).
+			err := unix.Waitid(unix.P_PIDFD, int(fd), &info, unix.WEXITED|unix.WNOHANG, nil)
+			return err != nil || info.Signo != 0
 		})
 		f.Close()
-		cmd.Wait()
 	}()
 }
 

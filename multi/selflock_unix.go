@@ -48,7 +48,6 @@ func awaitOwnLock(cmd *exec.Cmd, n nodes.Node, timeout time.Duration) (*os.Proce
 		}
 		if info.State == nodes.Running && info.PID > 0 {
 			if sid, _ := unix.Getsid(info.PID); info.PID == pid || sid == pid {
-				reap(cmd)
 				return cmd.Process, nil
 			}
 			return giveUp(&nodes.HeldError{Path: n.PidFile, PID: info.PID})

@@ -73,7 +73,7 @@ func (c *Cluster) startOne(r *Result, verb string) {
 			r.warn("could not put back the node's record: " + err.Error())
 		}
 	}
-	proc, err := spawn(n, c.env(), c.LockTimeout)
+	pid, err := spawn(n, c.env(), c.LockTimeout, c.Detach)
 	var held *nodes.HeldError
 	if errors.As(err, &held) {
 		if prevErr == nil {
@@ -89,8 +89,8 @@ func (c *Cluster) startOne(r *Result, verb string) {
 		r.fail("start", err)
 		return
 	}
-	r.PID = proc.Pid
-	r.Msg = fmt.Sprintf("%s (pid %d)", verb, proc.Pid)
+	r.PID = pid
+	r.Msg = fmt.Sprintf("%s (pid %d)", verb, pid)
 }
 
 // Stop sends c.Signal to every running node and returns without waiting.

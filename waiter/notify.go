@@ -20,12 +20,14 @@ func watchFolders(ctx context.Context, targets []Target, wake chan<- int, overfl
 		return func() {}
 	}
 	byName := make(map[string][]int, len(targets))
+	dirs := map[string]bool{}
 	for i, t := range targets {
 		p := filepath.Clean(t.Path)
-		if len(byName[p]) == 0 {
-			_ = w.Add(filepath.Dir(p)) // a folder that cannot be watched is polled
-		}
 		byName[p] = append(byName[p], i)
+		if d := filepath.Dir(p); !dirs[d] {
+			dirs[d] = true
+			_ = w.Add(d) // a folder that cannot be watched is polled
+		}
 	}
 	signalOverflow := func() {
 		select {
@@ -63,7 +65,11 @@ func watchFolders(ctx context.Context, targets []Target, wake chan<- int, overfl
 		}
 	}()
 	return func() {
-		w.Close()
+		// The caller has cancelled ctx, so the loop above ends without
+		// Close. Closing an inotify instance can block for milliseconds
+		// in the kernel, longer than the whole wait often takes: it is
+		// done in the background.
 		wg.Wait()
+		go w.Close()
 	}
 }
