@@ -10,13 +10,22 @@ import (
 // maxSignal is SIGRTMAX on Linux.
 const maxSignal = 64
 
+// pidfdSignalProcessGroup is PIDFD_SIGNAL_PROCESS_GROUP (Linux 6.9): signal
+// the process group led by the pidfd's process.
+const pidfdSignalProcessGroup = 1 << 2
+
 // sendPinned pins pid with a pidfd (pidfd_open(2)), checks that the lock on
 // h is still held by pid, and signals through the pidfd
 // (pidfd_send_signal(2)). Once the pidfd is open, the process it names
 // cannot be confused with another even if it dies, so a holder seen after
 // the open is the pinned process or the signal goes nowhere. It reports
 // false when the holder changed, so that the caller looks again.
-func sendPinned(h *nodes.Handle, pid int, sig syscall.Signal) (bool, error) {
+//
+// With group it signals the process group the pinned holder leads
+// (PIDFD_SIGNAL_PROCESS_GROUP), once it has checked that the holder leads
+// its own group; kernels before 6.9 refuse that flag, and then kill(-pid)
+// follows the checks, with the leader pinned and seen alive just before.
+func sendPinned(h *nodes.Handle, pid int, sig syscall.Signal, group bool) (bool, error) {
 	pfd, err := unix.PidfdOpen(pid, 0)
 	switch err {
 	case nil:
@@ -25,7 +34,7 @@ func sendPinned(h *nodes.Handle, pid int, sig syscall.Signal) (bool, error) {
 	case unix.ENOSYS, unix.EPERM, unix.EINVAL:
 		// No pidfds here (old kernel, seccomp): the checked kill is all
 		// there is.
-		return true, killChecked(pid, sig)
+		return true, killUnpinned(pid, sig, group)
 	default:
 		return false, err
 	}
@@ -37,49 +46,15 @@ func sendPinned(h *nodes.Handle, pid int, sig syscall.Signal) (bool, error) {
 	if state != nodes.Running || now != pid {
 		return false, nil
 	}
-	if err := unix.PidfdSendSignal(pfd, sig, nil, 0); err != nil && err != unix.ESRCH {
-		return true, err
-	}
-	return true, nil
-}
-
-// pidfdSignalProcessGroup is PIDFD_SIGNAL_PROCESS_GROUP (Linux 6.9): signal
-// the process group led by the pidfd's process.
-const pidfdSignalProcessGroup = 1 << 2
-
-// sendPinnedGroup is sendPinned for a node's whole process group. It pins
-// pid, checks it still holds the lock on h and leads its own process group,
-// and signals that group through the pidfd (PIDFD_SIGNAL_PROCESS_GROUP), so
-// the group is the pinned leader's even if the number were reused. Kernels
-// before 6.9 refuse that flag: then kill(-pid) follows the checks, with
-// the leader pinned and seen alive just before.
-func sendPinnedGroup(h *nodes.Handle, pid int, sig syscall.Signal) (bool, error) {
-	pfd, err := unix.PidfdOpen(pid, 0)
-	switch err {
-	case nil:
-	case unix.ESRCH:
-		return false, nil
-	case unix.ENOSYS, unix.EPERM, unix.EINVAL:
+	flags := 0
+	if group {
 		if err := checkGroupLeader(pid); err != nil {
 			return true, err
 		}
-		return true, killGroupChecked(pid, sig)
-	default:
-		return false, err
+		flags = pidfdSignalProcessGroup
 	}
-	defer unix.Close(pfd)
-	state, now, err := h.Holder()
-	if err != nil {
-		return false, err
-	}
-	if state != nodes.Running || now != pid {
-		return false, nil
-	}
-	if err := checkGroupLeader(pid); err != nil {
-		return true, err
-	}
-	err = unix.PidfdSendSignal(pfd, sig, nil, pidfdSignalProcessGroup)
-	if err == unix.EINVAL {
+	err = unix.PidfdSendSignal(pfd, sig, nil, flags)
+	if group && err == unix.EINVAL {
 		// No PIDFD_SIGNAL_PROCESS_GROUP: is the pinned leader still there?
 		if err := unix.PidfdSendSignal(pfd, 0, nil, 0); err == unix.ESRCH {
 			return true, nil

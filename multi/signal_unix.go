@@ -29,10 +29,6 @@ func signalHolder(path string, expect int, sig syscall.Signal) (int, error) {
 // seen to still hold the lock, and confirmed to lead its own process group
 // (a node does, from its setsid), and never multi's own group.
 func signalNode(path string, expect int, sig syscall.Signal, group bool) (int, error) {
-	send := sendPinned
-	if group {
-		send = sendPinnedGroup
-	}
 	h, err := nodes.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, ErrNotRunning
@@ -75,7 +71,7 @@ func signalNode(path string, expect int, sig syscall.Signal, group bool) (int, e
 		if err := checkPID(pid); err != nil {
 			return 0, err
 		}
-		sent, err := send(h, pid, sig)
+		sent, err := sendPinned(h, pid, sig, group)
 		if err != nil {
 			target := "pid"
 			if group {
@@ -90,8 +86,20 @@ func signalNode(path string, expect int, sig syscall.Signal, group bool) (int, e
 	return 0, fmt.Errorf("pidfile %s: the lock holder keeps changing", path)
 }
 
-// killChecked is the fallback without pidfds: kill(2) right after the lock
-// check, with the pid checked once more here, at the only call to kill.
+// killUnpinned is the fallback without pidfds: kill(2) right after the
+// lock check, of the holder or, with group, of the group it must lead.
+func killUnpinned(pid int, sig syscall.Signal, group bool) error {
+	if !group {
+		return killChecked(pid, sig)
+	}
+	if err := checkGroupLeader(pid); err != nil {
+		return err
+	}
+	return killGroupChecked(pid, sig)
+}
+
+// killChecked sends sig to pid with kill(2), the pid checked once more
+// here, at the only call that signals one process.
 func killChecked(pid int, sig syscall.Signal) error {
 	if err := checkPID(pid); err != nil {
 		return err

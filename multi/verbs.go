@@ -28,11 +28,7 @@ var startWorkers = 4 * runtime.NumCPU()
 // Results are in the order of c.Nodes; the error joins the per-node errors.
 func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
 	results := c.results()
-	if err := os.MkdirAll(c.rundir(), 0o755); err != nil {
-		// No node starts when none of them could be recorded.
-		for i := range results {
-			results[i].fail("start", fmt.Errorf("rundir: %w", err))
-		}
+	if !c.makeRunDir("start", results) {
 		return results, joinErrs(results)
 	}
 	c.each(ctx, results, startWorkers, func(_ int, r *Result) {
@@ -40,6 +36,19 @@ func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
 		c.report(r)
 	})
 	return results, joinErrs(results)
+}
+
+// makeRunDir makes the rundir, and when it cannot, fails every result, so
+// that no node starts when none could be recorded.
+func (c *Cluster) makeRunDir(op string, results []Result) bool {
+	err := os.MkdirAll(c.rundir(), 0o755)
+	if err == nil {
+		return true
+	}
+	for i := range results {
+		results[i].fail(op, fmt.Errorf("rundir: %w", err))
+	}
+	return false
 }
 
 // startOne starts r.Node and fills in r; verb is the word for success.
@@ -134,10 +143,8 @@ func (c *Cluster) Kill(ctx context.Context) ([]Result, error) {
 // just started.
 func (c *Cluster) Restart(ctx context.Context) ([]Result, error) {
 	results := c.results()
-	if err := os.MkdirAll(c.rundir(), 0o755); err != nil {
-		for i := range results {
-			results[i].fail("restart", fmt.Errorf("rundir: %w", err))
-		}
+	if !c.makeRunDir("restart", results) {
+		// Nothing could be started again: nothing is stopped either.
 		return results, joinErrs(results)
 	}
 	was := make([]bool, len(results))

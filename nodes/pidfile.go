@@ -135,8 +135,19 @@ func Open(path string) (*Handle, error) {
 }
 
 func openHandle(path string) (*Handle, error) {
-	// O_NONBLOCK: a FIFO planted at the path must not hang the open.
-	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|oNonblock, 0)
+	f, err := openPidfile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &Handle{f: f, path: path}, nil
+}
+
+// openPidfile opens path with flag, never following a symbolic link, and
+// returns it only if it is a regular file nobody planted (see
+// checkRegular). O_NONBLOCK: a FIFO planted at the path must not hang the
+// open. An absent file gives an error that wraps [fs.ErrNotExist].
+func openPidfile(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|oNoFollow|oNonblock, perm)
 	if err != nil {
 		return nil, describeOpenErr(path, err)
 	}
@@ -144,7 +155,7 @@ func openHandle(path string) (*Handle, error) {
 		f.Close()
 		return nil, err
 	}
-	return &Handle{f: f, path: path}, nil
+	return f, nil
 }
 
 // Path returns the path the handle was opened at.
@@ -268,12 +279,8 @@ func Acquire(path string) (*Lock, error) {
 func lockFile(path string, pid int) (*os.File, error) {
 	const tries = 200
 	for try := 0; ; try++ {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|oNoFollow|oNonblock, 0o644)
+		f, err := openPidfile(path, os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
-			return nil, describeOpenErr(path, err)
-		}
-		if err := checkRegular(f, path); err != nil {
-			f.Close()
 			return nil, err
 		}
 		if err := setBlocking(f); err != nil {
@@ -347,15 +354,11 @@ func RemoveStale(path string) error {
 	if owned(path) {
 		return &HeldError{Path: path, PID: os.Getpid()}
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|oNoFollow|oNonblock, 0)
+	f, err := openPidfile(path, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return describeOpenErr(path, err)
-	}
-	if err := checkRegular(f, path); err != nil {
-		f.Close()
 		return err
 	}
 	if err := setlk(f); err != nil {
