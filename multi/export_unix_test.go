@@ -2,8 +2,13 @@
 
 package multi
 
+import "syscall"
+
 // Internals the tests in package multi_test drive directly.
-var (
-	SignalNode = signalNode
-	Confirm    = confirm
-)
+var Confirm = confirm
+
+// SignalNode is signalNode, returning the pid it signalled (or found).
+func SignalNode(path string, expect int, sig syscall.Signal, group bool) (int, error) {
+	info, err := signalNode(path, expect, sig, group)
+	return info.PID, err
+}

@@ -29,7 +29,3 @@ func signalNum(name string) syscall.Signal {
 func spawn(n nodes.Node, env []string, lockTimeout time.Duration, detach bool) (int, error) {
 	return 0, errors.ErrUnsupported
 }
-
-func signalHolder(path string, expect int, sig syscall.Signal) (int, error) {
-	return 0, errors.ErrUnsupported
-}

@@ -15,26 +15,26 @@ import (
 func signalName(sig syscall.Signal) string { return unix.SignalName(sig) }
 func signalNum(name string) syscall.Signal { return unix.SignalNum(name) }
 
-// signalHolder sends sig to the process that holds the lock on the pidfile
-// at path, and returns its pid. The holder is read from the kernel just
-// before the signal; a pidfile nobody has locked gives ErrNotRunning and no
+// signalNode sends sig to the process that holds the lock on the pidfile
+// at path, or with group to the whole process group it leads
+// ([Cluster.Group]). The holder is read from the kernel just before the
+// signal, pinned and seen to still hold the lock; with group it must also
+// lead its own process group (a node does, from its setsid), which is never
+// multi's own. A pidfile nobody has locked gives ErrNotRunning and no
 // signal. If expect is positive, only that pid is signalled: a lock now
 // held by another process means the awaited one is gone.
-func signalHolder(path string, expect int, sig syscall.Signal) (int, error) {
-	return signalNode(path, expect, sig, false)
-}
-
-// signalNode is signalHolder, and with group it signals the holder's whole
-// process group instead ([Cluster.Group]): only once the holder is pinned,
-// seen to still hold the lock, and confirmed to lead its own process group
-// (a node does, from its setsid), and never multi's own group.
-func signalNode(path string, expect int, sig syscall.Signal, group bool) (int, error) {
+//
+// The Info says what the pidfile was when it was signalled (Running, with
+// the file's text) or why not (Absent, Stale), so that the caller need not
+// open it again.
+func signalNode(path string, expect int, sig syscall.Signal, group bool) (nodes.Info, error) {
+	info := nodes.Info{Path: path}
 	h, err := nodes.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, ErrNotRunning
+		return info, ErrNotRunning
 	}
 	if err != nil {
-		return 0, err
+		return info, err
 	}
 	// h changes when the pidfile is replaced under us, and is nil when the
 	// new one cannot be opened (a concurrent stopwait removed it, say).
@@ -46,30 +46,32 @@ func signalNode(path string, expect int, sig syscall.Signal, group bool) (int, e
 	for try := 0; try < 100; try++ {
 		state, pid, err := h.Holder()
 		if err != nil {
-			return 0, err
+			return info, err
 		}
+		info.State, info.PID = state, pid
+		info.FilePID, info.FileErr = h.ReadPID()
 		switch state {
 		case nodes.Stale:
 			if h.SameFile() {
-				return 0, ErrNotRunning
+				return info, ErrNotRunning
 			}
 			// Replaced or removed since we opened it: look at the new file.
 			h.Close()
 			h, err = nodes.Open(path)
 			if errors.Is(err, fs.ErrNotExist) {
-				return 0, ErrNotRunning
+				return nodes.Info{Path: path}, ErrNotRunning
 			} else if err != nil {
-				return 0, err
+				return info, err
 			}
 			continue
 		case nodes.Elsewhere:
-			return 0, ErrElsewhere
+			return info, ErrElsewhere
 		}
 		if expect > 0 && pid != expect {
-			return 0, ErrNotRunning
+			return info, ErrNotRunning
 		}
 		if err := checkPID(pid); err != nil {
-			return 0, err
+			return info, err
 		}
 		sent, err := sendPinned(h, pid, sig, group)
 		if err != nil {
@@ -77,13 +79,13 @@ func signalNode(path string, expect int, sig syscall.Signal, group bool) (int, e
 			if group {
 				target = "the process group of pid"
 			}
-			return pid, fmt.Errorf("signal %s to %s %d: %w", SignalName(sig), target, pid, err)
+			return info, fmt.Errorf("signal %s to %s %d: %w", SignalName(sig), target, pid, err)
 		}
 		if sent {
-			return pid, nil
+			return info, nil
 		}
 	}
-	return 0, fmt.Errorf("pidfile %s: the lock holder keeps changing", path)
+	return info, fmt.Errorf("pidfile %s: the lock holder keeps changing", path)
 }
 
 // killUnpinned is the fallback without pidfds: kill(2) right after the

@@ -265,8 +265,13 @@ func (c *Cluster) stopWait(ctx context.Context, op string, results []Result, sig
 // did. When it did not, r says why: not running (a stale pidfile is
 // removed), or a failure.
 func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal) bool {
-	info, err := nodes.Inspect(r.Node.PidFile)
-	if err != nil {
+	info, err := signalNode(r.Node.PidFile, 0, sig, c.Group)
+	switch {
+	case errors.Is(err, ErrNotRunning):
+		c.notRunning(r, op, info)
+		return false
+	case err != nil:
+		r.PID = info.PID
 		r.fail(op, err)
 		return false
 	}
@@ -274,17 +279,7 @@ func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal) bool {
 		r.warn(fmt.Sprintf("pidfile %s says %s but the lock holder is pid %d; using %d",
 			r.Node.PidFile, describeFilePID(info), info.PID, info.PID))
 	}
-	pid, err := signalNode(r.Node.PidFile, 0, sig, c.Group)
-	switch {
-	case errors.Is(err, ErrNotRunning):
-		c.notRunning(r, op)
-		return false
-	case err != nil:
-		r.PID = pid
-		r.fail(op, err)
-		return false
-	}
-	r.PID = pid
+	r.PID = info.PID
 	return true
 }
 
@@ -295,27 +290,24 @@ func describeFilePID(info nodes.Info) string {
 	return fmt.Sprintf("pid %d", info.FilePID)
 }
 
-// notRunning reports a node with nothing to signal, removing a stale
-// pidfile.
-func (c *Cluster) notRunning(r *Result, op string) {
-	info, err := nodes.Inspect(r.Node.PidFile)
-	if err != nil {
-		r.fail(op, err)
+// notRunning reports a node with nothing to signal, as info found it,
+// removing a stale pidfile.
+func (c *Cluster) notRunning(r *Result, op string, info nodes.Info) {
+	if info.State == nodes.Absent {
+		r.Msg = "not running"
 		return
 	}
-	switch info.State {
-	case nodes.Absent:
-		r.Msg = "not running"
-	case nodes.Stale:
-		if err := nodes.RemoveStale(r.Node.PidFile); err != nil {
-			r.fail(op, fmt.Errorf("stale pidfile not removed: %w", err))
-			return
-		}
-		r.Msg = "not running (stale pidfile removed)"
-	default:
+	err := nodes.RemoveStale(r.Node.PidFile)
+	var held *nodes.HeldError
+	switch {
+	case errors.As(err, &held):
 		// Started by someone else since we looked: leave it be.
-		r.PID = info.PID
-		r.Msg = fmt.Sprintf("not running before; now started by someone else (pid %d)", info.PID)
+		r.PID = held.PID
+		r.Msg = fmt.Sprintf("not running before; now started by someone else (pid %d)", held.PID)
+	case err != nil:
+		r.fail(op, fmt.Errorf("stale pidfile not removed: %w", err))
+	default:
+		r.Msg = "not running (stale pidfile removed)"
 	}
 }
 
