@@ -1,0 +1,178 @@
+// Package cli is multi's command line: the urfave/cli application, its
+// flags and verbs, the grammar its arguments follow (node names, -SIGNAL,
+// per-node options, "-- COMMAND"), and everything it prints (result lines,
+// the status table and JSON, progress, colour, logs, completion code and
+// the manual page). It builds the nodes with package nodes, calls one
+// method of package multi per verb and maps the outcome to words and an
+// exit code; the launching, locking and signalling are in those packages.
+//
+// The package imports urfave/cli under its own name, cli: inside this
+// package "cli." always means urfave/cli.
+//
+// Files by concern: app.go (the app, Run, exit codes, version), flags.go
+// (every flag), parse.go (a verb's arguments, usage errors), verbs.go
+// (start, stop, stopwait, kill, restart; building the cluster), output.go
+// (result lines, colour, progress), status.go, logs.go, grammar.go (names,
+// expand, show, get), completion.go (completion and man).
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/multi-launcher/multi/multi"
+	"github.com/urfave/cli/v2"
+)
+
+// Exit codes. status follows LSB instead: 0 all running, 1 a stale pidfile,
+// 3 not running, 4 unknown.
+const (
+	exitOK      = 0
+	exitFailed  = 1
+	exitUsage   = 2
+	exitStopped = 3
+	exitUnknown = 4
+)
+
+// Run runs multi with the command line args (args[0] is the program name),
+// printing to stdout and stderr, and returns the exit code.
+func Run(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	code := exitOK
+	app := newApp(stdout, stderr, &code)
+	if len(args) < 2 {
+		app.Writer = stderr
+		app.Run(args[:1]) // shows the help
+		return exitUsage
+	}
+	if err := app.RunContext(ctx, args); err != nil {
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintln(stderr, msg)
+		}
+		var ec cli.ExitCoder
+		if errors.As(err, &ec) {
+			return ec.ExitCode()
+		}
+		return exitUsage
+	}
+	return code
+}
+
+func newApp(stdout, stderr io.Writer, code *int) *cli.App {
+	app := &cli.App{
+		Name:                 "multi",
+		Usage:                "start named nodes in the background and stop them without signalling the wrong process",
+		UsageText:            "multi COMMAND [flags] NODES... [-SIGNAL] [OPTIONS] [-- COMMAND ARGS...]",
+		Version:              version(),
+		Writer:               stdout,
+		ErrWriter:            stderr,
+		EnableBashCompletion: true,
+		Description: `Each node's own process holds a lock on its pidfile for its whole life;
+multi only ever signals the process the kernel names as that lock's holder,
+and stopwait waits for the lock to be released, so a recycled pid or a
+zombie can never fool it.
+
+Exit codes: 0 success, 1 a node failed, 2 usage error; status: 0 all running,
+1 a stale pidfile, 3 not running, 4 unknown.`,
+		Commands: []*cli.Command{
+			verb("start", "start nodes",
+				"multi start [flags] NODES... [OPTIONS] [-- COMMAND [ARG...]]",
+				`Start each node that is not running, in parallel; return once each runs its
+command holding its pidfile's lock, or has failed. Without -- COMMAND, start
+from the node's record. OPTIONS (celery's worker options, per node as
+-c:1-3 10) are added after the command's arguments.
+
+   multi start w1 w2 w3 -- sleep 300
+   multi start 3 --range-prefix=web --pidfile=/run/app/%n.pid -- app --port=80%i
+   multi start A B C D -c:1 4 -c:2-4 8 -- worker --name=%h
+   multi start w1 --self-lock -- mygonode`,
+				false, common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout), (*multi.Cluster).Start, code),
+			verb("stop", "send a signal (default TERM) and return",
+				"multi stop [flags] [NODES...] [-SIGNAL]",
+				`Send the signal to each node's lock holder. A stale pidfile is removed,
+never signalled. Without NODES: every recorded node.
+
+   multi stop w1 w2
+   multi stop w1 -HUP
+   multi stop --group -KILL`,
+				true, common(flagPidfile, flagLogfile, flagRundir, flagGroup), (*multi.Cluster).Stop, code),
+			verb("stopwait", "send a signal, wait until each node's lock is released, remove the pidfiles",
+				"multi stopwait [flags] [NODES...] [-SIGNAL]",
+				`Signal every node at once, then wait until each node's lock is released
+(not until a pid disappears), and remove the pidfiles. With --timeout,
+nodes still running then get SIGKILL.
+
+   multi stopwait
+   multi stopwait w1 w2 --timeout=30s
+   multi stopwait 3 -INT --wait=notify`,
+				true, common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup), (*multi.Cluster).StopWait, code),
+			verb("kill", "send KILL, wait until each node's lock is released, remove the pidfiles",
+				"multi kill [flags] [NODES...]",
+				`   multi kill w1
+   multi kill --group`,
+				false, common(flagPidfile, flagLogfile, flagRundir, flagWait, flagGroup), (*multi.Cluster).Kill, code),
+			verb("restart", "stopwait nodes, then start them again with their recorded command",
+				"multi restart [flags] [NODES...] [-SIGNAL] [OPTIONS] [-- COMMAND [ARG...]]",
+				`Stopwait each running node, then start it again from its record; a node
+that is down is just started. New OPTIONS replace the recorded ones; a
+new COMMAND replaces the record.
+
+   multi restart
+   multi restart w2 --timeout=10s
+   multi restart w1 -c 8`,
+				true, common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout), (*multi.Cluster).Restart, code),
+			statusCommand(code),
+			logsCommand(code),
+			namesCommand(),
+			expandCommand(),
+			showCommand("show", "print the command line each node would run, shell-quoted",
+				"multi show [flags] NODES... [OPTIONS] [-- COMMAND [ARG...]]",
+				"   multi show A B C D -c:1 4 -c:2-4 8 -- worker\n   multi show w1     # the recorded command", code),
+			showCommand("get", "print the command line of the node FULLNAME (exit 1 if it is not in the set)",
+				"multi get [flags] FULLNAME NODES... [OPTIONS] [-- COMMAND [ARG...]]",
+				"   multi get w2@myhost w1 w2 w3 -- worker %n", code),
+			completionCommand(),
+			manCommand(),
+		},
+		CommandNotFound: func(c *cli.Context, name string) {
+			fmt.Fprintf(stderr, "multi: unknown command %q (see multi --help)\n", name)
+			*code = exitUsage
+		},
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return cli.Exit("multi: "+err.Error(), exitUsage)
+		},
+		ExitErrHandler: func(c *cli.Context, err error) {},
+	}
+	for _, cmd := range app.Commands {
+		if cmd.SkipFlagParsing {
+			cmd.BashComplete = complete
+		}
+	}
+	return app
+}
+
+// version is the module's version from the build info, with the VCS
+// revision when the build recorded one.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		switch {
+		case s.Key == "vcs.revision" && len(s.Value) >= 12:
+			v += " " + s.Value[:12]
+		case s.Key == "vcs.modified" && s.Value == "true":
+			v += "+dirty"
+		}
+	}
+	return v + " " + bi.GoVersion
+}

@@ -1,0 +1,36 @@
+package cli
+
+import (
+	"github.com/multi-launcher/multi/nodes"
+	"github.com/urfave/cli/v2"
+)
+
+// Every flag of every command is defined here; a command lists the ones
+// it takes, and parseCommand derives multi's grammar from that list.
+var (
+	flagPidfile = &cli.StringFlag{Name: "pidfile", Usage: "pidfile `TEMPLATE` (%n is the node name); per node: --pidfile:w1=PATH", DefaultText: "RUNDIR/%n.pid"}
+	flagLogfile = &cli.StringFlag{Name: "logfile", Usage: "logfile `TEMPLATE`; the node's stdout and stderr are appended to it", DefaultText: "RUNDIR/%n.log"}
+	flagRundir  = &cli.StringFlag{Name: "rundir", Usage: "`DIR` of default pidfiles, logfiles and node records", EnvVars: []string{"MULTI_RUNDIR"}, DefaultText: "/run/multi as root, else $XDG_RUNTIME_DIR/multi or /tmp/multi-UID"}
+	flagTimeout = &cli.StringFlag{Name: "timeout", Usage: "after `DURATION` (10s, 1m, or seconds) nodes still running get SIGKILL", DefaultText: "wait forever"}
+	flagWait    = &cli.StringFlag{Name: "wait", Usage: "how to wait for locks to be released: `MODE` poll, or notify (fsnotify and pidfd wake-ups)", Value: "poll"}
+	flagGroup   = &cli.BoolFlag{Name: "group", Usage: "signal each node's whole process group, so what it forked gets the signal too"}
+	flagJSON    = &cli.BoolFlag{Name: "json", Usage: "print a JSON array, one object per node"}
+	flagFollow  = &cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing what is appended, until interrupted"}
+
+	flagSelfLock    = &cli.BoolFlag{Name: "self-lock", Usage: "the node locks its own pidfile (its path is in $MULTI_PIDFILE); start waits for it to"}
+	flagLockTimeout = &cli.StringFlag{Name: "lock-timeout", Usage: "with --self-lock, how long start waits for the node to lock its pidfile before it kills it", DefaultText: "10s"}
+
+	flagPrefix      = &cli.StringFlag{Name: "prefix", Usage: "put `TEXT` before every node name given (not counted ones)"}
+	flagSuffix      = &cli.StringFlag{Name: "suffix", Usage: "`HOST` part of full names, as celery's --suffix (\"\" for none); wins over --hostname"}
+	flagHostname    = &cli.StringFlag{Name: "hostname", Usage: "`HOST` part of full names (%h, %n, %d: this machine's)", DefaultText: "this machine's host name"}
+	flagRangePrefix = &cli.StringFlag{Name: "range-prefix", Usage: "`PREFIX` of the names a count gives", Value: nodes.DefaultRangePrefix}
+
+	flagQuiet   = &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only failures"}
+	flagVerbose = &cli.BoolFlag{Name: "verbose", Usage: "also print each node's command line, pidfile and logfile"}
+	flagNoColor = &cli.BoolFlag{Name: "no-color", Usage: "no colours (also $NO_COLOR); colours are only ever used on a terminal"}
+)
+
+// common adds the flags every command takes to a command's own flags.
+func common(flags ...cli.Flag) []cli.Flag {
+	return append(flags, flagPrefix, flagSuffix, flagHostname, flagRangePrefix, flagQuiet, flagVerbose, flagNoColor)
+}

@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/urfave/cli/v2"
+)
+
+// logsCommand prints a node's logfile, and follows it with -f.
+func logsCommand(code *int) *cli.Command {
+	return &cli.Command{
+		Name:      "logs",
+		Usage:     "print a node's logfile; -f follows it",
+		UsageText: "multi logs [flags] NODE [-f]",
+		Description: `   multi logs w1
+   multi logs w1 -f      # until Ctrl-C`,
+		Flags:           common(flagLogfile, flagRundir, flagFollow),
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			a, err := parseCommand(c, false)
+			if err != nil {
+				return err
+			}
+			if len(a.Names) != 1 {
+				return usage(c, errors.New("give one node name"))
+			}
+			ns, err := resolve(c, a)
+			if err != nil {
+				return err
+			}
+			err = printLog(c.Context, c.App.Writer, ns[0].LogFile, a.Flags["follow"] == "true")
+			if err != nil && !errors.Is(err, context.Canceled) {
+				fmt.Fprintf(c.App.ErrWriter, "%s: FAILED: %v\n", ns[0].Name, err)
+				*code = exitFailed
+			}
+			return nil
+		},
+	}
+}
+
+// printLog copies the file at path to w; with follow, it then copies what
+// is appended until ctx is done, starting over when the file is truncated
+// or replaced. fsnotify says when to look, and a slow poll stays under it.
+func printLog(ctx context.Context, w io.Writer, path string, follow bool) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer func() { f.Close() }()
+	if _, err := io.Copy(w, f); err != nil || !follow {
+		return err
+	}
+	var events <-chan fsnotify.Event // nil, so never ready, without fsnotify
+	if watch, err := fsnotify.NewWatcher(); err == nil {
+		defer watch.Close()
+		watch.Add(filepath.Dir(path))
+		events = watch.Events
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-events:
+		case <-tick.C:
+		}
+		pos, _ := f.Seek(0, io.SeekCurrent)
+		if st, err := os.Stat(path); err == nil {
+			cur, _ := f.Stat()
+			if !os.SameFile(st, cur) || st.Size() < pos {
+				// Rotated or truncated: read the new file from the start.
+				if nf, err := os.Open(path); err == nil {
+					f.Close()
+					f = nf
+				}
+			}
+		}
+		if _, err := io.Copy(w, f); err != nil {
+			return err
+		}
+	}
+}

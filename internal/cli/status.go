@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/multi-launcher/multi/multi"
+	"github.com/multi-launcher/multi/nodes"
+	"github.com/urfave/cli/v2"
+)
+
+// statusJSON is one node in status --json.
+type statusJSON struct {
+	Name     string `json:"name"`
+	FullName string `json:"fullname"`
+	State    string `json:"state"`
+	PID      int    `json:"pid"`
+	FilePID  int    `json:"file_pid"`
+	PidFile  string `json:"pidfile"`
+	LogFile  string `json:"logfile"`
+	Error    string `json:"error,omitempty"`
+}
+
+func statusCommand(code *int) *cli.Command {
+	return &cli.Command{
+		Name:      "status",
+		Usage:     "show each node's state from its pidfile's lock (exit 0 all running, 1 stale, 3 stopped)",
+		UsageText: "multi status [flags] [NODES...] [--json]",
+		Description: `On a terminal, a table: node, state, pid, uptime, pidfile, logfile.
+Elsewhere, a line per node. States: running, stopped, stale (a pidfile
+nobody holds the lock of), elsewhere (held from another pid namespace).
+
+   multi status
+   multi status w1 w2 --json`,
+		Flags:           common(flagPidfile, flagLogfile, flagRundir, flagJSON),
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			a, err := parseCommand(c, false)
+			if err != nil {
+				return err
+			}
+			cl, err := cluster(c, a)
+			if err != nil {
+				return err
+			}
+			sts, _ := cl.Status(c.Context)
+			*code = statusCode(sts)
+			o := newOutput(c, a)
+			switch {
+			case o.json:
+				out := make([]statusJSON, len(sts))
+				for i, s := range sts {
+					out[i] = statusJSON{Name: s.Node.Name, FullName: s.Node.FullName(), State: s.State.String(),
+						PID: s.PID, FilePID: s.FilePID, PidFile: s.Node.PidFile, LogFile: s.Node.LogFile}
+					if s.Err != nil {
+						out[i].State, out[i].Error = "unknown", s.Err.Error()
+					}
+				}
+				enc := json.NewEncoder(c.App.Writer)
+				enc.SetIndent("", "  ")
+				return enc.Encode(out)
+			case o.quiet:
+				for _, s := range sts {
+					if s.Err != nil {
+						fmt.Fprintln(c.App.Writer, s.Node.Name+": "+o.describeStatus(s))
+					}
+				}
+			case o.tty:
+				o.statusTable(sts)
+			default:
+				for _, s := range sts {
+					fmt.Fprintln(c.App.Writer, s.Node.Name+": "+o.describeStatus(s))
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func (o *output) describeStatus(s multi.Status) string {
+	switch {
+	case s.Err != nil:
+		return o.paint(red, "unknown") + ": " + strings.TrimPrefix(s.Err.Error(), "multi: status "+s.Node.Name+": ")
+	case s.State == nodes.Running && s.Mismatch():
+		return o.paint(green, "running") + fmt.Sprintf(" (pid %d; the pidfile's text disagrees, the lock holder is the truth)", s.PID)
+	case s.State == nodes.Running:
+		return o.paint(green, "running") + fmt.Sprintf(" (pid %d)", s.PID)
+	case s.State == nodes.Stale:
+		return o.paint(red, "stale") + " (pidfile " + s.Node.PidFile + " left behind; no process holds its lock)"
+	case s.State == nodes.Elsewhere:
+		return o.paint(green, "running") + " in another pid namespace (holder not visible from here)"
+	}
+	return o.paint(yellow, "stopped")
+}
+
+// statusTable prints the aligned table status shows on a terminal.
+func (o *output) statusTable(sts []multi.Status) {
+	tw := tabwriter.NewWriter(o.w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tSTATE\tPID\tUPTIME\tPIDFILE\tLOGFILE")
+	for _, s := range sts {
+		state, color := s.State.String(), yellow
+		switch {
+		case s.Err != nil:
+			state, color = "unknown", red
+		case s.State == nodes.Running || s.State == nodes.Elsewhere:
+			color = green
+		case s.State == nodes.Stale:
+			color = red
+		}
+		pid, uptime := "-", "-"
+		if s.PID > 0 {
+			pid = strconv.Itoa(s.PID)
+			if t, err := nodes.ProcessStart(s.PID); err == nil {
+				uptime = time.Since(t).Round(time.Second).String()
+			}
+		}
+		// tabwriter counts colour codes as width, but every state carries
+		// the same codes, so the column stays aligned.
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Node.Name, o.paint(color, state), pid, uptime, s.Node.PidFile, s.Node.LogFile)
+	}
+	tw.Flush()
+}
+
+// statusCode maps node states to LSB status codes: the worst one wins.
+func statusCode(sts []multi.Status) int {
+	code := exitOK
+	for _, s := range sts {
+		switch {
+		case s.Err != nil:
+			return exitUnknown
+		case s.State == nodes.Stale:
+			code = exitFailed
+		case s.State == nodes.Absent && code == exitOK:
+			code = exitStopped
+		}
+	}
+	return code
+}

@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/multi-launcher/multi/multi"
+	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/waiter"
+	"github.com/urfave/cli/v2"
+)
+
+// cluster builds the set of nodes and the cluster from parsed arguments.
+func cluster(c *cli.Context, a *nodes.Args) (*multi.Cluster, error) {
+	ns, err := resolve(c, a)
+	if err != nil {
+		return nil, err
+	}
+	// Detach: this process exits right after, and its nodes are reparented.
+	cl := &multi.Cluster{Nodes: ns, RunDir: rundir(a), Group: a.Flags["group"] == "true", Detach: true}
+	if a.Signal != "" {
+		if cl.Signal, err = multi.ParseSignal(a.Signal); err != nil {
+			return nil, usage(c, err)
+		}
+	}
+	if t := a.Flags["timeout"]; t != "" {
+		if cl.Timeout, err = parseTimeout("--timeout", t); err != nil {
+			return nil, usage(c, err)
+		}
+	}
+	if t := a.Flags["lock-timeout"]; t != "" {
+		if cl.LockTimeout, err = parseTimeout("--lock-timeout", t); err != nil {
+			return nil, usage(c, err)
+		}
+	}
+	switch a.Flags["wait"] {
+	case "", "poll":
+		cl.Wait = waiter.Poll{}
+	case "notify":
+		cl.Wait = waiter.Notify{}
+	default:
+		return nil, usage(c, fmt.Errorf("--wait is poll or notify, not %q", a.Flags["wait"]))
+	}
+	return cl, nil
+}
+
+// rundir is --rundir, else $MULTI_RUNDIR, else the default.
+func rundir(a *nodes.Args) string {
+	if d := a.Flags["rundir"]; d != "" {
+		return d
+	}
+	return nodes.DefaultRunDir()
+}
+
+// resolve builds the set of nodes from parsed arguments and the records.
+func resolve(c *cli.Context, a *nodes.Args) ([]nodes.Node, error) {
+	spec := nodes.Spec{
+		Names:       a.Names,
+		Prefix:      a.Flags["prefix"],
+		Host:        a.Flags["hostname"],
+		RangePrefix: a.Flags["range-prefix"],
+		RunDir:      rundir(a),
+		PidFile:     a.Flags["pidfile"],
+		LogFile:     a.Flags["logfile"],
+		NodeFiles:   a.NodeFlags,
+		Options:     a.Options,
+		Command:     a.Command,
+		SelfLock:    a.Flags["self-lock"] == "true",
+	}
+	if s, ok := a.Flags["suffix"]; ok {
+		spec.Host = s
+		if s == "" {
+			spec.Host = `""`
+		}
+	}
+	name := c.Command.Name
+	if name == "start" && len(a.Names) == 0 {
+		return nil, usage(c, errors.New("no nodes given"))
+	}
+	if a.HasCommand && len(a.Command) == 0 {
+		return nil, usage(c, errors.New("no command after --"))
+	}
+	if a.HasCommand && name != "start" && name != "restart" && name != "show" && name != "get" {
+		return nil, usage(c, errors.New("a command after -- only goes with start, restart, show and get"))
+	}
+	ns, err := spec.Resolve()
+	if err != nil {
+		return nil, usage(c, err)
+	}
+	return ns, nil
+}
+
+func parseTimeout(flag, s string) (time.Duration, error) {
+	if n, err := strconv.ParseFloat(s, 64); err == nil && n > 0 {
+		return time.Duration(n * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s wants a positive duration (10s, 1m30s) or seconds, not %q", flag, s)
+	}
+	return d, nil
+}
+
+// verb builds a lifecycle command: parse, build the cluster, call one
+// method, print a line per node, map failures to exit code 1.
+func verb(name, usageLine, usageText, description string, withSignal bool, flags []cli.Flag,
+	do func(*multi.Cluster, context.Context) ([]multi.Result, error), code *int) *cli.Command {
+	return &cli.Command{
+		Name:            name,
+		Usage:           usageLine,
+		UsageText:       usageText,
+		Description:     description,
+		Flags:           flags,
+		SkipFlagParsing: true,
+		Action: func(c *cli.Context) error {
+			a, err := parseCommand(c, withSignal)
+			if err != nil {
+				return err
+			}
+			cl, err := cluster(c, a)
+			if err != nil {
+				return err
+			}
+			o := newOutput(c, a)
+			done := o.progress(name, cl)
+			results, err := do(cl, c.Context)
+			done()
+			for _, r := range results {
+				o.result(r)
+			}
+			if err != nil && !onlyAlreadyRunning(results) {
+				*code = exitFailed
+			}
+			return nil
+		},
+	}
+}
+
+func onlyAlreadyRunning(results []multi.Result) bool {
+	for _, r := range results {
+		if r.Err != nil && !errors.Is(r.Err, multi.ErrAlreadyRunning) {
+			return false
+		}
+	}
+	return true
+}
