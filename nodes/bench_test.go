@@ -206,24 +206,6 @@ func BenchmarkSpecNodes1000Names(b *testing.B) {
 	}
 }
 
-// BenchmarkParse1000 parses a command line of 1000 node names, flags and a
-// command.
-func BenchmarkParse1000(b *testing.B) {
-	args := []string{"--rundir=/run/multi", "--pidfile", "/run/multi/%n.pid"}
-	for i := range 1000 {
-		args = append(args, "w"+strconv.Itoa(i+1))
-	}
-	args = append(args, "-TERM", "--", "sleep", "300")
-	p := nodes.Parser{Flags: map[string]bool{"rundir": true, "pidfile": true, "logfile": true, "json": false},
-		Signal: func(s string) bool { return s == "TERM" }}
-	b.ReportAllocs()
-	for range b.N {
-		if a, err := p.Parse(args); err != nil || len(a.Names) != 1000 {
-			b.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkReadRecords1000 reads the records of 1000 nodes: what stopwait,
 // status and restart do first when no names are given.
 func BenchmarkReadRecords1000(b *testing.B) {

@@ -114,50 +114,6 @@ func TestSpecErrors(t *testing.T) {
 	}
 }
 
-func TestParser(t *testing.T) {
-	t.Parallel()
-	p := nodes.Parser{
-		Flags:   map[string]bool{"pidfile": true, "json": false},
-		PerNode: map[string]bool{"pidfile": true},
-		Signal:  func(s string) bool { return s == "KILL" || s == "9" },
-	}
-	noflags := map[string]string{}
-	tests := []struct {
-		args []string
-		want nodes.Args
-	}{
-		{[]string{"w1", "w2"}, nodes.Args{Names: []string{"w1", "w2"}, Flags: noflags}},
-		{[]string{"w1", "--pidfile=/r/%n.pid", "w2"}, nodes.Args{Names: []string{"w1", "w2"}, Flags: map[string]string{"pidfile": "/r/%n.pid"}}},
-		{[]string{"--pidfile", "x", "w1"}, nodes.Args{Names: []string{"w1"}, Flags: map[string]string{"pidfile": "x"}}},
-		{[]string{"w1", "--json"}, nodes.Args{Names: []string{"w1"}, Flags: map[string]string{"json": "true"}}},
-		{[]string{"w1", "-KILL"}, nodes.Args{Names: []string{"w1"}, Flags: noflags, Signal: "KILL"}},
-		{[]string{"-9", "w1"}, nodes.Args{Names: []string{"w1"}, Flags: noflags, Signal: "9"}},
-		{[]string{"w1", "--", "sh", "-c", "echo 'a b'", "--pidfile=no"}, nodes.Args{Names: []string{"w1"}, Flags: noflags,
-			Command: []string{"sh", "-c", "echo 'a b'", "--pidfile=no"}, HasCommand: true}},
-		{[]string{"w1", "--"}, nodes.Args{Names: []string{"w1"}, Flags: noflags, Command: []string{}, HasCommand: true}},
-		{[]string{"w1", "--pidfile:w1=/a", "--pidfile:2", "/b"}, nodes.Args{Names: []string{"w1"}, Flags: noflags,
-			NodeFlags: []nodes.Option{{Name: "pidfile", Value: "/a", HasValue: true, Scope: "w1"}, {Name: "pidfile", Value: "/b", HasValue: true, Scope: "2"}}}},
-	}
-	for _, tt := range tests {
-		got, err := p.Parse(tt.args)
-		if err != nil || !reflect.DeepEqual(*got, tt.want) {
-			t.Errorf("Parse(%q) = %+v, %v; want %+v", tt.args, got, err, tt.want)
-		}
-	}
-	for _, bad := range [][]string{{"-"}, {"--bogus"}, {"--json=yes"}, {"--pidfile"}, {"-HUP"}, {"-KILL", "-9"}, {"-c"},
-		{"--json:1"}, {"--pidfile:=x"}, {"--pidfile:1:2=x"}, {"w1", "--pidfile", "--"}} {
-		if _, err := p.Parse(bad); !errors.Is(err, nodes.ErrUsage) {
-			t.Errorf("Parse(%q) error = %v; want ErrUsage", bad, err)
-		}
-	}
-	if _, err := p.Parse([]string{"w1", "--help"}); !errors.Is(err, nodes.ErrHelp) {
-		t.Errorf("--help: %v; want ErrHelp", err)
-	}
-	if _, err := (nodes.Parser{}).Parse([]string{"-KILL"}); !errors.Is(err, nodes.ErrUsage) {
-		t.Errorf("signal without Signal func: %v; want ErrUsage", err)
-	}
-}
-
 func TestParsePID(t *testing.T) {
 	t.Parallel()
 	good := map[string]int{"1234\n": 1234, "2\n": 2, "4194304\n": 4194304, "77\nextra\n": 77}

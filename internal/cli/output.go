@@ -24,7 +24,7 @@ type output struct {
 	json    bool
 }
 
-func newOutput(c *cli.Context, a *nodes.Args) *output {
+func newOutput(c *cli.Context, a *Args) *output {
 	o := &output{w: c.App.Writer, errw: c.App.ErrWriter, tty: isTerminal(c.App.Writer),
 		quiet: a.Flags["quiet"] == "true", verbose: a.Flags["verbose"] == "true", json: a.Flags["json"] == "true"}
 	o.color = o.tty && a.Flags["no-color"] != "true" && os.Getenv("NO_COLOR") == ""

@@ -6,14 +6,13 @@ import (
 	"strings"
 
 	"github.com/multi-launcher/multi/multi"
-	"github.com/multi-launcher/multi/nodes"
 	"github.com/urfave/cli/v2"
 )
 
 // parseCommand parses a verb's arguments with multi's grammar, driven by
 // the flags the verb declares.
-func parseCommand(c *cli.Context, withSignal bool) (*nodes.Args, error) {
-	p := nodes.Parser{Flags: map[string]bool{}, Short: map[string]string{},
+func parseCommand(c *cli.Context, withSignal bool) (*Args, error) {
+	p := Parser{Flags: map[string]bool{}, Short: map[string]string{},
 		PerNode: map[string]bool{"pidfile": true, "logfile": true}, Forward: true}
 	for _, f := range c.Command.Flags {
 		_, isBool := f.(*cli.BoolFlag)
@@ -29,7 +28,7 @@ func parseCommand(c *cli.Context, withSignal bool) (*nodes.Args, error) {
 	p.Signal = func(s string) bool { _, err := multi.ParseSignal(s); return err == nil }
 	p.NoSignal = !withSignal
 	a, err := p.Parse(c.Args().Slice())
-	if errors.Is(err, nodes.ErrHelp) {
+	if errors.Is(err, ErrHelp) {
 		cli.HelpPrinter(c.App.Writer, cli.CommandHelpTemplate, c.Command)
 		return nil, cli.Exit("", exitOK)
 	}
@@ -42,6 +41,6 @@ func parseCommand(c *cli.Context, withSignal bool) (*nodes.Args, error) {
 // usage is a usage error naming the verb, with the verb's usage line, and
 // exit code 2.
 func usage(c *cli.Context, err error) error {
-	msg := strings.TrimPrefix(err.Error(), nodes.ErrUsage.Error()+": ")
+	msg := strings.TrimPrefix(err.Error(), ErrUsage.Error()+": ")
 	return cli.Exit(fmt.Sprintf("multi %s: %s\nusage: %s", c.Command.Name, msg, c.Command.UsageText), exitUsage)
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // cluster builds the set of nodes and the cluster from parsed arguments.
-func cluster(c *cli.Context, a *nodes.Args) (*multi.Cluster, error) {
+func cluster(c *cli.Context, a *Args) (*multi.Cluster, error) {
 	ns, err := resolve(c, a)
 	if err != nil {
 		return nil, err
@@ -48,7 +48,7 @@ func cluster(c *cli.Context, a *nodes.Args) (*multi.Cluster, error) {
 }
 
 // rundir is --rundir, else $MULTI_RUNDIR, else the default.
-func rundir(a *nodes.Args) string {
+func rundir(a *Args) string {
 	if d := a.Flags["rundir"]; d != "" {
 		return d
 	}
@@ -56,7 +56,7 @@ func rundir(a *nodes.Args) string {
 }
 
 // resolve builds the set of nodes from parsed arguments and the records.
-func resolve(c *cli.Context, a *nodes.Args) ([]nodes.Node, error) {
+func resolve(c *cli.Context, a *Args) ([]nodes.Node, error) {
 	spec := nodes.Spec{
 		Names:       a.Names,
 		Prefix:      a.Flags["prefix"],

@@ -1,9 +1,11 @@
-package nodes
+package cli
 
 import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/multi-launcher/multi/nodes"
 )
 
 // ErrUsage is matched by every error [Parser.Parse] returns: the command
@@ -54,19 +56,6 @@ type Parser struct {
 	Forward bool
 }
 
-// An Option is an option for the nodes' command, or a per-node flag of
-// multi's own, as given on the command line.
-type Option struct {
-	// Name is the option with its dashes: "-c", "--loglevel".
-	Name string
-	// Value is its value, if HasValue.
-	Value    string
-	HasValue bool
-	// Scope is the node list after ':' ("1-3", "w1,w2", "w1@host"); ""
-	// means every node.
-	Scope string
-}
-
 // Args is a parsed command line.
 type Args struct {
 	// Names are the node names, or a count, as given.
@@ -76,9 +65,9 @@ type Args struct {
 	Flags map[string]string
 	// NodeFlags are multi's own flags given per node (Name without
 	// dashes: "pidfile").
-	NodeFlags []Option
+	NodeFlags []nodes.Option
 	// Options are the options for the command, in order.
-	Options []Option
+	Options []nodes.Option
 	// Signal is the text of the -SIGNAL word without its dash; "" if none.
 	Signal string
 	// Command is everything after the first "--", untouched.
@@ -126,7 +115,7 @@ func (p Parser) Parse(args []string) (*Args, error) {
 						return nil, err
 					}
 				}
-				a.NodeFlags = append(a.NodeFlags, Option{Name: name, Value: val, HasValue: true, Scope: scope})
+				a.NodeFlags = append(a.NodeFlags, nodes.Option{Name: name, Value: val, HasValue: true, Scope: scope})
 			case own && !takes:
 				if hasVal {
 					return nil, fmt.Errorf("%w: flag --%s takes no value", ErrUsage, name)
@@ -143,7 +132,7 @@ func (p Parser) Parse(args []string) (*Args, error) {
 			case !p.Forward:
 				return nil, fmt.Errorf("%w: unknown flag --%s", ErrUsage, name)
 			default:
-				a.Options = append(a.Options, Option{Name: "--" + name, Value: val, HasValue: hasVal, Scope: scope})
+				a.Options = append(a.Options, nodes.Option{Name: "--" + name, Value: val, HasValue: hasVal, Scope: scope})
 				namesEnded = namesStarted
 			}
 		case strings.HasPrefix(tok, "-"):
@@ -180,7 +169,7 @@ func (p Parser) Parse(args []string) (*Args, error) {
 			if err := checkOptName(tok, name, scope, scoped); err != nil {
 				return nil, err
 			}
-			o := Option{Name: "-" + name, Scope: scope}
+			o := nodes.Option{Name: "-" + name, Scope: scope}
 			next := i+1 < len(args) && args[i+1] != "--" && !strings.HasPrefix(args[i+1], "-")
 			if scoped {
 				// celery's -c:1-3 10 always has a value.

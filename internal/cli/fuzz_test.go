@@ -1,4 +1,4 @@
-package nodes_test
+package cli_test
 
 import (
 	"path/filepath"

@@ -1,4 +1,4 @@
-package nodes_test
+package cli_test
 
 // Ports of celery's own parser and expansion tests (celery
 // t/unit/apps/test_multi.py, and t/unit/bin/test_multi.py as it last stood
@@ -11,18 +11,18 @@ package nodes_test
 
 import (
 	"errors"
-	"os/exec"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/cli"
 	"github.com/multi-launcher/multi/nodes"
 )
 
 // parser is the CLI's parser for start: multi's own flags, signals refused,
 // other options forwarded.
-var parser = nodes.Parser{
+var parser = cli.Parser{
 	Flags: map[string]bool{"pidfile": true, "logfile": true, "rundir": true, "prefix": true, "suffix": true,
 		"hostname": true, "range-prefix": true},
 	PerNode: map[string]bool{"pidfile": true, "logfile": true},
@@ -266,10 +266,10 @@ func TestGrammarErrors(t *testing.T) {
 		{[]string{"w1", "--prefix=x/"}, nodes.ErrBadName, `"x/w1"`},
 		{[]string{"w%q"}, nodes.ErrBadTemplate, "%q"},
 		{[]string{"0"}, nodes.ErrBadName, `"0"`},
-		{[]string{"w1", "w2", "-c", "3", "w3"}, nodes.ErrUsage, `"w3" after the options`},
-		{[]string{"-"}, nodes.ErrUsage, "lone '-'"},
-		{[]string{"w1", "-c:1"}, nodes.ErrUsage, "-c:1 needs a value"},
-		{[]string{"w1", "--rundir:1=/x"}, nodes.ErrUsage, "--rundir cannot be given per node"},
+		{[]string{"w1", "w2", "-c", "3", "w3"}, cli.ErrUsage, `"w3" after the options`},
+		{[]string{"-"}, cli.ErrUsage, "lone '-'"},
+		{[]string{"w1", "-c:1"}, cli.ErrUsage, "-c:1 needs a value"},
+		{[]string{"w1", "--rundir:1=/x"}, cli.ErrUsage, "--rundir cannot be given per node"},
 	}
 	for _, tt := range tests {
 		_, err := build(t, "h", []string{"c"}, tt.args...)
@@ -330,22 +330,5 @@ func TestPerNodeFiles(t *testing.T) {
 	ns := mustBuild(t, "h", nil, "w1", "w2", "--pidfile=/p/%n.pid", "--pidfile:2=/q/two.pid", "--logfile:w1=/l/one.log")
 	if ns[0].PidFile != "/p/w1.pid" || ns[1].PidFile != "/q/two.pid" || ns[0].LogFile != "/l/one.log" || ns[1].LogFile != "/run/x/w2.log" {
 		t.Errorf("per-node files: %+v", ns)
-	}
-}
-
-func TestQuote(t *testing.T) {
-	t.Parallel()
-	argv := []string{"sh", "-c", "echo 'it''s' $HOME", "", "a b", "--x=%n@h,1.2/3:4+5", `"dq"`, "tab\there"}
-	q := nodes.Quote(argv)
-	if want := `sh -c 'echo '\''it'\'''\''s'\'' $HOME' '' 'a b' --x=%n@h,1.2/3:4+5 '"dq"' 'tab	here'`; q != want {
-		t.Errorf("Quote = %s\nwant    %s", q, want)
-	}
-	// The shell reads it back as the same words.
-	out, err := exec.Command("sh", "-c", `for a in "$@"; do printf '%s\0' "$a"; done`, "sh", "placeholder").Output()
-	if err == nil && string(out) == "placeholder\x00" {
-		got, err := exec.Command("sh", "-c", "set -- "+q+`; for a in "$@"; do printf '%s\0' "$a"; done`).Output()
-		if err != nil || string(got) != strings.Join(argv, "\x00")+"\x00" {
-			t.Errorf("sh read back %q, %v", got, err)
-		}
 	}
 }
