@@ -66,6 +66,17 @@ func (o *output) result(r multi.Result) {
 	if o.verbose {
 		o.describe(r.Node)
 	}
+	fmt.Fprintf(o.w, "%s: %s\n", r.Node.Name, o.resultLine(r, failed))
+}
+
+// resultLine is what a result line says after the node's name, with the
+// word that tells what happened painted. multi.Result hands the outcome to
+// the CLI as a sentence for a person (Result.String: "w1: started (pid
+// 1234)", "w1: FAILED: reason"), not as a value to switch on, so the
+// word to colour is cut out of that sentence; this function and
+// statusErrText are the only places that read multi's text back. failed
+// says whether r counts as a failure (already running does not).
+func (o *output) resultLine(r multi.Result, failed bool) string {
 	line := strings.TrimPrefix(r.String(), r.Node.Name+": ")
 	switch {
 	case errors.Is(r.Err, multi.ErrAlreadyRunning):
@@ -79,7 +90,15 @@ func (o *output) result(r multi.Result) {
 		word, rest, _ := strings.Cut(line, " ")
 		line = o.paint(green, word) + " " + rest
 	}
-	fmt.Fprintf(o.w, "%s: %s\n", r.Node.Name, strings.TrimSpace(line))
+	return strings.TrimSpace(line)
+}
+
+// statusErrText is why a node's status is unknown, without the "multi:
+// status NAME: " that the error's text starts with: the line already
+// begins with the node's name. Like resultLine it reads multi's error
+// text, because a Status offers its reason only as an error.
+func statusErrText(s multi.Status) string {
+	return strings.TrimPrefix(s.Err.Error(), "multi: status "+s.Node.Name+": ")
 }
 
 // describe prints what --verbose adds for a node: its command line and

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -54,10 +53,11 @@ nobody holds the lock of), elsewhere (held from another pid namespace).
 			case o.json:
 				out := make([]statusJSON, len(sts))
 				for i, s := range sts {
-					out[i] = statusJSON{Name: s.Node.Name, FullName: s.Node.FullName(), State: s.State.String(),
+					word, _ := stateWord(s)
+					out[i] = statusJSON{Name: s.Node.Name, FullName: s.Node.FullName(), State: word,
 						PID: s.PID, FilePID: s.FilePID, PidFile: s.Node.PidFile, LogFile: s.Node.LogFile}
 					if s.Err != nil {
-						out[i].State, out[i].Error = "unknown", s.Err.Error()
+						out[i].Error = s.Err.Error()
 					}
 				}
 				enc := json.NewEncoder(c.App.Writer)
@@ -84,7 +84,7 @@ nobody holds the lock of), elsewhere (held from another pid namespace).
 func (o *output) describeStatus(s multi.Status) string {
 	switch {
 	case s.Err != nil:
-		return o.paint(red, "unknown") + ": " + strings.TrimPrefix(s.Err.Error(), "multi: status "+s.Node.Name+": ")
+		return o.paint(red, "unknown") + ": " + statusErrText(s)
 	case s.State == nodes.Running && s.Mismatch():
 		return o.paint(green, "running") + fmt.Sprintf(" (pid %d; the pidfile's text disagrees, the lock holder is the truth)", s.PID)
 	case s.State == nodes.Running:
@@ -102,15 +102,7 @@ func (o *output) statusTable(sts []multi.Status) {
 	tw := tabwriter.NewWriter(o.w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tSTATE\tPID\tUPTIME\tPIDFILE\tLOGFILE")
 	for _, s := range sts {
-		state, color := s.State.String(), yellow
-		switch {
-		case s.Err != nil:
-			state, color = "unknown", red
-		case s.State == nodes.Running || s.State == nodes.Elsewhere:
-			color = green
-		case s.State == nodes.Stale:
-			color = red
-		}
+		state, color := stateWord(s)
 		pid, uptime := "-", "-"
 		if s.PID > 0 {
 			pid = strconv.Itoa(s.PID)
@@ -123,6 +115,23 @@ func (o *output) statusTable(sts []multi.Status) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Node.Name, o.paint(color, state), pid, uptime, s.Node.PidFile, s.Node.LogFile)
 	}
 	tw.Flush()
+}
+
+// stateWord is the one place a node's state becomes a status word and its
+// colour, for the table and --json: running, stopped, stale, elsewhere,
+// or unknown when the pidfile could not be inspected. statusCode beside
+// it maps the same states to the exit code; the line mode's sentences
+// (describeStatus) say the same in more words.
+func stateWord(s multi.Status) (word, color string) {
+	switch {
+	case s.Err != nil:
+		return "unknown", red
+	case s.State == nodes.Running || s.State == nodes.Elsewhere:
+		return s.State.String(), green
+	case s.State == nodes.Stale:
+		return s.State.String(), red
+	}
+	return s.State.String(), yellow
 }
 
 // statusCode maps node states to LSB status codes: the worst one wins.
