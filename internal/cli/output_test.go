@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/multi-launcher/multi/multi"
+	"github.com/multi-launcher/multi/nodes"
+	"github.com/urfave/cli/v2"
+)
+
+// outputTo is newOutput for a command writing to w, with the given flags
+// ("quiet", "no-color", ...) set.
+func outputTo(w io.Writer, flags ...string) *output {
+	a := &Args{Flags: map[string]string{}}
+	for _, f := range flags {
+		a.Flags[f] = "true"
+	}
+	return newOutput(cli.NewContext(&cli.App{Writer: w, ErrWriter: w}, nil, nil), a)
+}
+
+// Colours and the terminal's extras only on a character device, never
+// with --no-color or $NO_COLOR.
+func TestColourOnlyOnTerminal(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	t.Setenv("NO_COLOR", "")
+	if o := outputTo(&bytes.Buffer{}); o.tty || o.color {
+		t.Errorf("buffer: tty %v, color %v; want neither", o.tty, o.color)
+	}
+	if o := outputTo(w); o.tty || o.color {
+		t.Errorf("pipe: tty %v, color %v; want neither", o.tty, o.color)
+	}
+	// /dev/null is a character device, as a terminal is.
+	if o := outputTo(devnull); !o.tty || !o.color {
+		t.Errorf("%s: tty %v, color %v; want both", os.DevNull, o.tty, o.color)
+	}
+	if o := outputTo(devnull, "no-color"); !o.tty || o.color {
+		t.Errorf("--no-color: tty %v, color %v; want tty without colour", o.tty, o.color)
+	}
+	t.Setenv("NO_COLOR", "1")
+	if o := outputTo(devnull); !o.tty || o.color {
+		t.Errorf("$NO_COLOR: tty %v, color %v; want tty without colour", o.tty, o.color)
+	}
+}
+
+// A command whose stdout is a pipe prints no escape codes.
+func TestNoEscapesIntoPipe(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(dir+"/w1.pid", []byte("12345\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var errb bytes.Buffer
+	code := Run([]string{"multi", "status", "w1", "w2", "--rundir", dir}, w, &errb)
+	w.Close()
+	out, _ := io.ReadAll(r)
+	if code != exitFailed || !strings.HasPrefix(string(out), "w1: stale (") || strings.Contains(string(out), "\033") {
+		t.Errorf("status into a pipe: exit %d, %q", code, out)
+	}
+}
+
+func TestResultLine(t *testing.T) {
+	t.Parallel()
+	n := nodes.Node{Name: "w1"}
+	started := multi.Result{Node: n, PID: 42, Msg: "started (pid 42)"}
+	failed := multi.Result{Node: n, Err: &multi.NodeError{Node: "w1", Op: "start", Err: errors.New("boom")}}
+	already := multi.Result{Node: n, PID: 42, Msg: "already running (pid 42)", Err: fmt.Errorf("w1: %w", multi.ErrAlreadyRunning)}
+	down := multi.Result{Node: n, Msg: "not running"}
+	tests := []struct {
+		r              multi.Result
+		failed         bool
+		plain, colored string
+	}{
+		{started, false, "started (pid 42)", green + "started\033[0m (pid 42)"},
+		{failed, true, "FAILED: boom", red + "FAILED\033[0m: boom"},
+		{already, false, "already running (pid 42)", yellow + "already running (pid 42)\033[0m"},
+		{down, false, "not running", yellow + "not running\033[0m"},
+	}
+	for _, tt := range tests {
+		if got := (&output{}).resultLine(tt.r, tt.failed); got != tt.plain {
+			t.Errorf("%q: %q; want %q", tt.r, got, tt.plain)
+		}
+		if got := (&output{color: true}).resultLine(tt.r, tt.failed); got != tt.colored {
+			t.Errorf("%q in colour: %q; want %q", tt.r, got, tt.colored)
+		}
+	}
+}
+
+// --quiet prints failures only; a warning always goes to stderr; --verbose
+// adds the node's command and files.
+func TestResultQuietVerbose(t *testing.T) {
+	t.Parallel()
+	n := nodes.Node{Name: "w1", PidFile: "/r/w1.pid", LogFile: "/r/w1.log", Command: []string{"sleep", "1"}}
+	ok := multi.Result{Node: n, PID: 42, Msg: "stopped (pid 42)", Warning: "the pidfile said 41"}
+	bad := multi.Result{Node: n, Err: &multi.NodeError{Node: "w1", Op: "stop", Err: errors.New("boom")}}
+	var out, errs bytes.Buffer
+	o := &output{w: &out, errw: &errs, quiet: true}
+	o.result(ok)
+	o.result(bad)
+	if out.String() != "w1: FAILED: boom\n" || errs.String() != "w1: warning: the pidfile said 41\n" {
+		t.Errorf("--quiet: %q, %q", out.String(), errs.String())
+	}
+	out.Reset()
+	o = &output{w: &out, errw: &errs, verbose: true}
+	o.result(ok)
+	if want := "w1: sleep 1  [pidfile /r/w1.pid, logfile /r/w1.log]\nw1: stopped (pid 42)\n"; out.String() != want {
+		t.Errorf("--verbose: %q; want %q", out.String(), want)
+	}
+}
+
+// On a terminal, a count of the nodes done that the per-node lines then
+// replace; elsewhere, nothing.
+func TestProgress(t *testing.T) {
+	t.Parallel()
+	cl := &multi.Cluster{Nodes: []nodes.Node{{Name: "w1"}, {Name: "w2"}}}
+	var buf bytes.Buffer
+	clear := (&output{w: &buf, tty: true}).progress("stopwait", cl)
+	cl.Progress(multi.Result{})
+	cl.Progress(multi.Result{})
+	clear()
+	s := buf.String()
+	if !strings.Contains(s, "\r\033[Kstopwait: 2/2 stopped, ") || !strings.HasSuffix(s, "s\r\033[K") {
+		t.Errorf("progress: %q", s)
+	}
+	for _, o := range []*output{{w: &buf}, {w: &buf, tty: true, quiet: true}, {w: &buf, tty: true, json: true}} {
+		buf.Reset()
+		cl.Progress = nil
+		o.progress("stop", cl)()
+		if cl.Progress != nil || buf.Len() != 0 {
+			t.Errorf("%+v: progress set or printed %q", o, buf.String())
+		}
+	}
+}

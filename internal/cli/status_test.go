@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/multi-launcher/multi/multi"
+	"github.com/multi-launcher/multi/nodes"
+)
+
+// On an empty rundir, named nodes are stopped: exit 3, and nothing is
+// written.
+func TestStatusStopped(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := runCLI(t, "status", "w1", "w2", "--rundir", dir)
+	if code != exitStopped || out != "w1: stopped\nw2: stopped\n" || errs != "" {
+		t.Errorf("status: exit %d, %q, %q; want 3", code, out, errs)
+	}
+	code, out, errs = runCLI(t, "status", "w1", "--rundir", dir, "--quiet")
+	if code != exitStopped || out != "" || errs != "" {
+		t.Errorf("status --quiet: exit %d, %q, %q; want 3 and nothing printed", code, out, errs)
+	}
+	emptyDir(t, dir)
+}
+
+// A pidfile whose lock nobody holds is stale: exit 1, and it is left as
+// it is.
+func TestStatusStale(t *testing.T) {
+	dir := t.TempDir()
+	pidfile := filepath.Join(dir, "w1.pid")
+	if err := os.WriteFile(pidfile, []byte("12345\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCLI(t, "status", "w1", "w2", "--rundir", dir)
+	want := "w1: stale (pidfile " + pidfile + " left behind; no process holds its lock)\nw2: stopped\n"
+	if code != exitFailed || out != want || errs != "" {
+		t.Errorf("status: exit %d, %q, %q; want 1, %q", code, out, errs, want)
+	}
+	if b, err := os.ReadFile(pidfile); err != nil || string(b) != "12345\n" {
+		t.Errorf("pidfile after status: %q, %v", b, err)
+	}
+}
+
+// --json is an array of one object per node with fixed keys.
+func TestStatusJSON(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := runCLI(t, "status", "w1", "w2", "--suffix=h", "--json", "--rundir", dir)
+	if code != exitStopped || errs != "" {
+		t.Fatalf("status --json: exit %d, stderr %q", code, errs)
+	}
+	var got []map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v in %q", err, out)
+	}
+	want := []map[string]any{
+		{"name": "w1", "fullname": "w1@h", "state": "stopped", "pid": 0.0, "file_pid": 0.0,
+			"pidfile": filepath.Join(dir, "w1.pid"), "logfile": filepath.Join(dir, "w1.log")},
+		{"name": "w2", "fullname": "w2@h", "state": "stopped", "pid": 0.0, "file_pid": 0.0,
+			"pidfile": filepath.Join(dir, "w2.pid"), "logfile": filepath.Join(dir, "w2.log")},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("status --json:\n%s\nwant %v", out, want)
+	}
+}
+
+// stateWord gives the table's and --json's word and colour.
+func TestStateWord(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		s           multi.Status
+		word, color string
+	}{
+		{multi.Status{Info: nodes.Info{State: nodes.Running}}, "running", green},
+		{multi.Status{Info: nodes.Info{State: nodes.Elsewhere}}, "elsewhere", green},
+		{multi.Status{Info: nodes.Info{State: nodes.Stale}}, "stale", red},
+		{multi.Status{Info: nodes.Info{State: nodes.Absent}}, "stopped", yellow},
+		{multi.Status{Info: nodes.Info{State: nodes.Running}, Err: errors.New("boom")}, "unknown", red},
+	}
+	for _, tt := range tests {
+		if w, c := stateWord(tt.s); w != tt.word || c != tt.color {
+			t.Errorf("stateWord(%v, %v) = %q, %q; want %q, %q", tt.s.State, tt.s.Err, w, c, tt.word, tt.color)
+		}
+	}
+}
+
+// The worst state wins the exit code: unknown 4, stale 1, stopped 3.
+func TestStatusCode(t *testing.T) {
+	t.Parallel()
+	st := func(s nodes.State) multi.Status { return multi.Status{Info: nodes.Info{State: s}} }
+	bad := multi.Status{Err: errors.New("boom")}
+	tests := []struct {
+		sts  []multi.Status
+		want int
+	}{
+		{nil, exitOK},
+		{[]multi.Status{st(nodes.Running), st(nodes.Elsewhere)}, exitOK},
+		{[]multi.Status{st(nodes.Running), st(nodes.Absent)}, exitStopped},
+		{[]multi.Status{st(nodes.Absent), st(nodes.Stale), st(nodes.Absent)}, exitFailed},
+		{[]multi.Status{st(nodes.Stale), bad, st(nodes.Absent)}, exitUnknown},
+		{[]multi.Status{bad, st(nodes.Stale)}, exitUnknown},
+	}
+	for i, tt := range tests {
+		if got := statusCode(tt.sts); got != tt.want {
+			t.Errorf("case %d: statusCode = %d; want %d", i, got, tt.want)
+		}
+	}
+}
+
+// The table a terminal gets: a header, one aligned row per node, the
+// state coloured.
+func TestStatusTable(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	o := &output{w: &buf, tty: true, color: true}
+	o.statusTable([]multi.Status{
+		{Node: nodes.Node{Name: "w1", PidFile: "/r/w1.pid", LogFile: "/r/w1.log"}, Info: nodes.Info{State: nodes.Stale}},
+		{Node: nodes.Node{Name: "web2", PidFile: "/r/web2.pid", LogFile: "/r/web2.log"}},
+	})
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "NODE  ") || !strings.Contains(lines[0], "STATE") ||
+		!strings.Contains(lines[1], red+"stale\033[0m") || !strings.Contains(lines[2], yellow+"stopped\033[0m") ||
+		strings.Index(lines[1], "/r/w1.pid") != strings.Index(lines[2], "/r/web2.pid") {
+		t.Errorf("table:\n%s", buf.String())
+	}
+}
