@@ -123,7 +123,7 @@ func TestLockDiesWithHolder(t *testing.T) {
 		// zombie a moment later; nobody but this test can reap it.
 		time.Sleep(time.Millisecond)
 	}
-	if err := syscall.Kill(pid, 0); err != nil {
+	if err := signalZero(pid); err != nil {
 		t.Fatalf("kill(%d, 0) on the zombie: %v; want success, the trap lock-based liveness avoids", pid, err)
 	}
 	if info, _ := nodes.Inspect(path); info.State != nodes.Stale {
@@ -205,7 +205,7 @@ func TestHostilePidfiles(t *testing.T) {
 	sub := filepath.Join(dir, "dir.pid")
 	os.Mkdir(sub, 0o755)
 	fifo := filepath.Join(dir, "fifo.pid")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := mkfifo(fifo); err != nil {
 		t.Fatal(err)
 	}
 	for _, path := range []string{link, sub, fifo} {
