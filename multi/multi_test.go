@@ -100,13 +100,10 @@ func cluster(t *testing.T, role string, names ...string) *multi.Cluster {
 func waitUp(t *testing.T, ns ...nodes.Node) {
 	t.Helper()
 	for _, n := range ns {
-		for {
+		pollUntil(t, n.Name+` to say "up" in its log`, func() bool {
 			b, err := os.ReadFile(n.LogFile)
-			if err == nil && strings.Count(string(b), "up\n") > strings.Count(string(b), "term\n") {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
+			return err == nil && strings.Count(string(b), "up\n") > strings.Count(string(b), "term\n")
+		})
 	}
 }
 
