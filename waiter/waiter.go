@@ -79,8 +79,7 @@ func WaitAll(ctx context.Context, targets []Target, s Strategy, done func(Target
 		s = Default
 	}
 	r := &run{targets: targets, hs: make([]*nodes.Handle, len(targets)), over: make([]bool, len(targets)),
-		pids: make([]int, len(targets)), done: done, budget: DescriptorBudget()}
-	r.keep = r.budget / s.fdsPerTarget()
+		pids: make([]int, len(targets)), done: done, keep: DescriptorBudget() / s.fdsPerTarget()}
 	defer r.closeAll()
 	for i, t := range targets {
 		r.pids[i] = t.PID
@@ -131,9 +130,8 @@ type run struct {
 	pids    []int // the holder each target waits for, where known
 	pending int
 	done    func(Target, error)
-	// budget is DescriptorBudget at the start; keep bounds how many
-	// pidfiles stay open between tests (kept).
-	budget, keep, kept int
+	// keep bounds how many pidfiles stay open between tests (kept).
+	keep, kept int
 }
 
 // probe tests target i's lock and finishes it when released. A target
