@@ -98,7 +98,8 @@ func execStep(args []string, selfLock bool) {
 		// An empty or "." element of $PATH would run whatever was planted
 		// in the working folder (Go's exec.ErrDot rule): never. A command
 		// with a slash never gets here; ./prog runs as given.
-		failLocked(fmt.Errorf("exec: %q: found in the working folder through an empty or \".\" element of $PATH, which is never searched; write ./%s to run that program", argv[0], argv[0]))
+		abs, _ := filepath.Abs(path)
+		failLocked(fmt.Errorf("exec: %q: not run from the working folder (%s) through an empty or \".\" element of $PATH; write ./%s to run it", argv[0], abs, argv[0]))
 	}
 	if err != nil {
 		failLocked(err)
