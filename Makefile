@@ -4,7 +4,7 @@ BIN := bin/multi
 
 PREFIX ?= /usr/local
 
-.PHONY: build test vet fmt-check demo clean fuzz bench install
+.PHONY: build test vet vet-cross fmt-check demo clean fuzz bench install
 
 build:
 	$(GO) build -o $(BIN) .
@@ -12,12 +12,18 @@ build:
 vet:
 	$(GO) vet ./...
 
+# The code builds on every Unix and on Windows: so must its tests.
+vet-cross:
+	GOOS=windows $(GO) vet ./...
+	GOOS=darwin $(GO) vet ./...
+	GOOS=freebsd $(GO) vet ./...
+
 fmt-check:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-# vet, gofmt, then every test with the race detector (the integration
+# vet (here and for other systems), gofmt, then every test with the race detector (the integration
 # scripts build and drive a race-enabled binary).
-test: vet fmt-check
+test: vet vet-cross fmt-check
 	$(GO) test -race -count=1 ./...
 
 demo: build

@@ -1,3 +1,5 @@
+//go:build unix
+
 package integration
 
 import (
@@ -63,9 +65,14 @@ func fakeNode() {
 			os.Exit(1)
 		}
 		go func() {
+			// Polled no longer than the node lives (-max).
+			deadline := time.Now().Add(*max)
 			for {
 				if _, err := os.Stat(*closeLockOn); err == nil {
 					break
+				}
+				if time.Now().After(deadline) {
+					return
 				}
 				time.Sleep(time.Millisecond)
 			}
@@ -140,9 +147,15 @@ func startChild(pidfile string, ignoreTerm bool, max time.Duration) {
 		os.Exit(1)
 	}
 	go cmd.Wait()
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if _, err := os.Stat(pidfile); err == nil {
 			return
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintf(os.Stderr, "fakenode: fork: the child (pid %d) did not write %s in 30s\n", cmd.Process.Pid, pidfile)
+			cmd.Process.Kill()
+			os.Exit(1)
 		}
 		time.Sleep(time.Millisecond)
 	}

@@ -1,3 +1,5 @@
+//go:build unix
+
 package integration
 
 import (
@@ -270,9 +272,7 @@ func killHolder(t *testing.T, pidfile string) {
 		return
 	}
 	syscall.Kill(info.PID, syscall.SIGKILL)
-	for !gone(info.PID) {
-		time.Sleep(time.Millisecond)
-	}
+	pollUntil(t, fmt.Sprintf("pid %d to be gone after SIGKILL", info.PID), func() bool { return gone(info.PID) })
 }
 
 func waitForFile(t *testing.T, path string) {

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package integration drives the real multi binary against real child
 // processes with testscript scripts in testdata/.
 package integration

@@ -94,13 +94,15 @@ func execStep(args []string, selfLock bool) {
 		fail("fail", err)
 	}
 	path, err := exec.LookPath(argv[0])
-	if err != nil && !errors.Is(err, exec.ErrDot) {
-		failLocked(err)
+	if errors.Is(err, exec.ErrDot) {
+		// An empty or "." element of $PATH would run whatever was planted
+		// in the working folder (Go's exec.ErrDot rule): never. A command
+		// with a slash never gets here; ./prog runs as given.
+		abs, _ := filepath.Abs(path)
+		failLocked(fmt.Errorf("exec: %q: not run from the working folder (%s) through an empty or \".\" element of $PATH; write ./%s to run it", argv[0], abs, argv[0]))
 	}
 	if err != nil {
-		// The user named a program in the working directory: run it
-		// as named, like a shell would with ./prog.
-		path, _ = filepath.Abs(argv[0])
+		failLocked(err)
 	}
 	if err := os.MkdirAll(filepath.Dir(logfile), 0o755); err != nil {
 		failLocked(fmt.Errorf("logfile %s: %w", logfile, err))

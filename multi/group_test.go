@@ -34,22 +34,22 @@ func startForked(t *testing.T, name string) (nodes.Node, int, int) {
 	n := c.Nodes[0]
 	pid := holderOf(t, n)
 	re := regexp.MustCompile(`(?m)^child ([0-9]+)$`)
-	for {
+	var m [][]byte
+	pollUntil(t, n.LogFile+` to say "child PID" and "up" twice`, func() bool {
 		b, _ := os.ReadFile(n.LogFile)
-		if m := re.FindSubmatch(b); m != nil && strings.Count(string(b), "up\n") >= 2 {
-			child, _ := strconv.Atoi(string(m[1]))
-			fd, err := unix.PidfdOpen(child, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
-				unix.Close(fd)
-			})
-			return n, pid, child
-		}
-		time.Sleep(time.Millisecond)
+		m = re.FindSubmatch(b)
+		return m != nil && strings.Count(string(b), "up\n") >= 2
+	})
+	child, _ := strconv.Atoi(string(m[1]))
+	fd, err := unix.PidfdOpen(child, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+		unix.Close(fd)
+	})
+	return n, pid, child
 }
 
 // exited reports whether pid is gone or a zombie.
@@ -123,13 +123,10 @@ func TestGroupRefusesNonLeader(t *testing.T) {
 		holder.Process.Kill()
 		holder.Wait()
 	}()
-	for {
+	pollUntil(t, out+` to say "up"`, func() bool {
 		b, _ := os.ReadFile(out)
-		if strings.Contains(string(b), "up\n") {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return strings.Contains(string(b), "up\n")
+	})
 	_, err := multi.SignalNode(pidfile, 0, syscall.SIGTERM, true)
 	if err == nil || !strings.Contains(err.Error(), "not the leader of its own process group") {
 		t.Fatalf("SignalNode with group on a non-leader: %v", err)
@@ -184,9 +181,7 @@ func TestConfirmLockDropped(t *testing.T) {
 	if err := cmd2.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for !exited(cmd2.Process.Pid) {
-		time.Sleep(time.Millisecond)
-	}
+	waitExited(t, cmd2.Process.Pid)
 	if _, err := multi.Confirm(cmd2, n); !errors.Is(err, multi.ErrExitedAtOnce) || !strings.Contains(err.Error(), "status 7") {
 		t.Fatalf("confirm of an exited command: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -87,7 +88,7 @@ func cluster(t *testing.T, role string, names ...string) *multi.Cluster {
 	t.Cleanup(func() {
 		for _, n := range ns {
 			if info, err := nodes.Inspect(n.PidFile); err == nil && info.State == nodes.Running && info.PID > 1 && info.PID != os.Getpid() {
-				syscall.Kill(-info.PID, syscall.SIGKILL)
+				killGroup(info.PID)
 			}
 		}
 	})
@@ -99,13 +100,10 @@ func cluster(t *testing.T, role string, names ...string) *multi.Cluster {
 func waitUp(t *testing.T, ns ...nodes.Node) {
 	t.Helper()
 	for _, n := range ns {
-		for {
+		pollUntil(t, n.Name+` to say "up" in its log`, func() bool {
 			b, err := os.ReadFile(n.LogFile)
-			if err == nil && strings.Count(string(b), "up\n") > strings.Count(string(b), "term\n") {
-				break
-			}
-			time.Sleep(time.Millisecond)
-		}
+			return err == nil && strings.Count(string(b), "up\n") > strings.Count(string(b), "term\n")
+		})
 	}
 }
 
@@ -308,7 +306,8 @@ func TestRestart(t *testing.T) {
 func TestParseSignal(t *testing.T) {
 	t.Parallel()
 	good := map[string]syscall.Signal{"KILL": syscall.SIGKILL, "SIGKILL": syscall.SIGKILL, "kill": syscall.SIGKILL,
-		"9": syscall.SIGKILL, "HUP": syscall.SIGHUP, "TERM": syscall.SIGTERM, "15": syscall.SIGTERM, "USR1": syscall.SIGUSR1}
+		"9": syscall.SIGKILL, "HUP": syscall.SIGHUP, "TERM": syscall.SIGTERM, "15": syscall.SIGTERM}
+	maps.Copy(good, unixSignals)
 	for in, want := range good {
 		if got, err := multi.ParseSignal(in); err != nil || got != want {
 			t.Errorf("ParseSignal(%q) = %v, %v; want %v", in, got, err, want)

@@ -21,6 +21,17 @@ import (
 // memory and descriptors.
 var startWorkers = 4 * runtime.NumCPU()
 
+// startFDs is about how many descriptors one start holds at once: the
+// step's pipe, /dev/null three times, fork's own pipe and pidfd, the
+// record and the pidfile.
+const startFDs = 10
+
+// startConcurrency is startWorkers, fewer when RLIMIT_NOFILE is low, so
+// that a low limit slows starts down rather than failing them.
+func startConcurrency() int {
+	return max(1, min(startWorkers, waiter.DescriptorBudget()/startFDs))
+}
+
 // Start starts every node that is not running, concurrently, and records
 // each started node in the rundir. It returns once each node either runs
 // its command holding its pidfile's lock or has failed. A node that is
@@ -31,7 +42,7 @@ func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
 	if !c.makeRunDir("start", results) {
 		return results, joinErrs(results)
 	}
-	c.each(ctx, results, startWorkers, func(_ int, r *Result) {
+	c.each(ctx, results, startConcurrency(), func(_ int, r *Result) {
 		c.startOne(r, "started")
 		c.report(r)
 	})
@@ -149,7 +160,7 @@ func (c *Cluster) Restart(ctx context.Context) ([]Result, error) {
 	}
 	was := make([]bool, len(results))
 	c.stopWait(ctx, "restart", results, c.signal(), c.Timeout, was, false)
-	c.each(ctx, results, startWorkers, func(i int, r *Result) {
+	c.each(ctx, results, startConcurrency(), func(i int, r *Result) {
 		if r.Err == nil {
 			// A node that could not be stopped is not started twice.
 			verb := "started"

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/multi-launcher/multi/nodes"
 )
@@ -118,12 +117,10 @@ func TestLockDiesWithHolder(t *testing.T) {
 	if info.FilePID != pid {
 		t.Fatalf("after SIGKILL: %+v; want the text to still name %d", info, pid)
 	}
-	for !isZombie(t, pid) {
-		// The last thread out drops the lock, and the process turns
-		// zombie a moment later; nobody but this test can reap it.
-		time.Sleep(time.Millisecond)
-	}
-	if err := syscall.Kill(pid, 0); err != nil {
+	// The last thread out drops the lock, and the process turns zombie a
+	// moment later; nobody but this test can reap it.
+	pollUntil(t, fmt.Sprintf("pid %d to be a zombie", pid), func() bool { return isZombie(t, pid) })
+	if err := signalZero(pid); err != nil {
 		t.Fatalf("kill(%d, 0) on the zombie: %v; want success, the trap lock-based liveness avoids", pid, err)
 	}
 	if info, _ := nodes.Inspect(path); info.State != nodes.Stale {
@@ -151,16 +148,16 @@ func TestLockDiesWithHolder(t *testing.T) {
 // waitState polls path until it is in state want.
 func waitState(t *testing.T, path string, want nodes.State) nodes.Info {
 	t.Helper()
-	for {
-		info, err := nodes.Inspect(path)
+	var info nodes.Info
+	pollUntil(t, fmt.Sprintf("%s to be %v", path, want), func() bool {
+		var err error
+		info, err = nodes.Inspect(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.State == want {
-			return info
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return info.State == want
+	})
+	return info
 }
 
 // isZombie reports whether pid is a zombie, through /proc.
@@ -205,7 +202,7 @@ func TestHostilePidfiles(t *testing.T) {
 	sub := filepath.Join(dir, "dir.pid")
 	os.Mkdir(sub, 0o755)
 	fifo := filepath.Join(dir, "fifo.pid")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := mkfifo(fifo); err != nil {
 		t.Fatal(err)
 	}
 	for _, path := range []string{link, sub, fifo} {

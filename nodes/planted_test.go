@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/multi-launcher/multi/nodes"
@@ -21,7 +20,7 @@ func TestReadRecordRefusesPlanted(t *testing.T) {
 	target := filepath.Join(t.TempDir(), "elsewhere.node")
 	os.WriteFile(target, []byte(strings.ReplaceAll(good, "%s", "w1")), 0o644)
 	os.Symlink(target, nodes.RecordPath(rundir, "w1"))
-	syscall.Mkfifo(nodes.RecordPath(rundir, "w2"), 0o644)
+	mkfifo(nodes.RecordPath(rundir, "w2"))
 	os.WriteFile(nodes.RecordPath(rundir, "w3"), []byte(strings.Repeat(" ", 2<<20)+strings.ReplaceAll(good, "%s", "w3")), 0o644)
 	os.Mkdir(nodes.RecordPath(rundir, "w4"), 0o755)
 	for name, want := range map[string]string{

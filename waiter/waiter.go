@@ -10,6 +10,11 @@
 // node that unlinks its pidfile while it is still exiting is waited for
 // until it is really gone.
 //
+// Descriptors are bounded by [DescriptorBudget]: pidfiles beyond it are
+// opened for each test and closed again, until a kept one is released, and
+// a test that finds no descriptor free (EMFILE) is tried again later, never
+// taken for the node's failure.
+//
 // # Strategies
 //
 // [Poll], the default, tests every lock with fcntl(F_GETLK): at once, then
@@ -46,6 +51,8 @@ type Target struct {
 // A Strategy decides how to wait. [Poll] and [Notify] are the two there are.
 type Strategy interface {
 	wait(ctx context.Context, r *run) error
+	// fdsPerTarget is how many descriptors a kept target costs.
+	fdsPerTarget() int
 }
 
 // Default is the strategy used when none is given: [Poll] with its defaults.
@@ -72,12 +79,23 @@ func WaitAll(ctx context.Context, targets []Target, s Strategy, done func(Target
 		s = Default
 	}
 	r := &run{targets: targets, hs: make([]*nodes.Handle, len(targets)), over: make([]bool, len(targets)),
-		pids: make([]int, len(targets)), done: done}
+		pids: make([]int, len(targets)), done: done, keep: DescriptorBudget() / s.fdsPerTarget()}
 	defer r.closeAll()
 	for i, t := range targets {
+		r.pids[i] = t.PID
+		if r.kept >= r.keep {
+			// No descriptor to keep for it: opened at each test.
+			r.pending++
+			continue
+		}
 		h, err := nodes.Open(t.Path)
 		if errors.Is(err, fs.ErrNotExist) {
 			r.finish(i, nil)
+			continue
+		}
+		if outOfDescriptors(err) {
+			r.keep = r.kept // the budget was too hopeful
+			r.pending++
 			continue
 		}
 		if err != nil {
@@ -85,8 +103,8 @@ func WaitAll(ctx context.Context, targets []Target, s Strategy, done func(Target
 			continue
 		}
 		r.hs[i] = h
+		r.kept++
 		r.pending++
-		r.pids[i] = t.PID
 		if t.PID <= 0 {
 			// Waiting for whoever holds it now: that is the process whose
 			// exit may end the wait.
@@ -112,25 +130,68 @@ type run struct {
 	pids    []int // the holder each target waits for, where known
 	pending int
 	done    func(Target, error)
+	// keep bounds how many pidfiles stay open between tests (kept).
+	keep, kept int
 }
 
-// probe tests target i's lock and finishes it when released.
+// probe tests target i's lock and finishes it when released. A target
+// without a kept descriptor is opened for the test, and kept open if it is
+// still held and the budget has room again.
 func (r *run) probe(i int) {
-	if r.over[i] || r.hs[i] == nil {
+	if r.over[i] {
 		return
 	}
-	state, pid, err := r.hs[i].Holder()
+	h := r.hs[i]
+	if h == nil {
+		var err error
+		h, err = nodes.Open(r.targets[i].Path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			r.pending--
+			r.finish(i, nil)
+			return
+		case outOfDescriptors(err):
+			return // tested again at the next round
+		case err != nil:
+			r.pending--
+			r.finish(i, err)
+			return
+		}
+	}
+	state, pid, err := h.Holder()
 	switch {
 	case err != nil:
-	case state == nodes.Running && (r.targets[i].PID <= 0 || pid == r.targets[i].PID):
-		return
-	case state == nodes.Elsewhere && r.targets[i].PID <= 0:
+	case state == nodes.Running && (r.targets[i].PID <= 0 || pid == r.targets[i].PID),
+		state == nodes.Elsewhere && r.targets[i].PID <= 0:
+		if r.hs[i] == nil {
+			if r.kept < r.keep {
+				r.hs[i] = h
+				r.kept++
+			} else {
+				h.Close()
+			}
+		}
 		return
 	}
-	r.hs[i].Close()
-	r.hs[i] = nil
+	h.Close()
+	if r.hs[i] != nil {
+		r.hs[i] = nil
+		r.kept--
+	}
 	r.pending--
 	r.finish(i, err)
+}
+
+// keptPIDs returns the holder pids of the targets with a kept descriptor,
+// zero for the others: a wake-up descriptor (pidfd) costs one more each.
+func (r *run) keptPIDs() []int {
+	pids := make([]int, len(r.pids))
+	for i, h := range r.hs {
+		if h != nil {
+			pids[i] = r.pids[i]
+		}
+	}
+	return pids
 }
 
 // round probes every pending target.
@@ -154,6 +215,7 @@ func (r *run) closeAll() {
 			r.hs[i] = nil
 		}
 	}
+	r.kept = 0
 }
 
 // Poll tests each lock at once, then after First, then after delays that
@@ -179,6 +241,8 @@ func (p Poll) next(d time.Duration) time.Duration {
 	}
 	return min(2*d, max)
 }
+
+func (Poll) fdsPerTarget() int { return 1 }
 
 func (p Poll) wait(ctx context.Context, r *run) error {
 	timer := time.NewTimer(0)
@@ -215,16 +279,24 @@ type Notify struct {
 	Poll Poll
 }
 
+// A kept target costs its pidfile and its pidfd.
+func (Notify) fdsPerTarget() int { return 2 }
+
 func (n Notify) wait(ctx context.Context, r *run) error {
 	p := n.Poll
 	if p == (Poll{}) {
 		p = Poll{First: 10 * time.Millisecond, Max: time.Second}
 	}
+	if r.kept < r.pending {
+		// Targets beyond the descriptor budget have no pidfd to wake
+		// them: a slow poll would leave them to that alone.
+		p.First, p.Max = min(p.First, 10*time.Millisecond), min(p.Max, time.Second)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	wake := make(chan int, len(r.targets))
 	overflow := make(chan struct{}, 1)
 	stopFS := watchFolders(ctx, r.targets, wake, overflow)
-	stopPidfds := watchPidfds(ctx, r.pids, wake)
+	stopPidfds := watchPidfds(ctx, r.keptPIDs(), wake)
 	defer func() {
 		cancel() // first: no watcher may stay blocked sending a wake-up
 		stopPidfds()

@@ -30,6 +30,9 @@ const (
 const holderEnv = "WAITER_TEST_HOLD"
 
 func TestMain(m *testing.M) {
+	if v := os.Getenv(holdManyEnv); v != "" {
+		holdMany(v)
+	}
 	if v := os.Getenv(holderEnv); v != "" {
 		path := v
 		rm := false

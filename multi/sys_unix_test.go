@@ -1,0 +1,12 @@
+//go:build unix
+
+package multi_test
+
+import "syscall"
+
+// killGroup SIGKILLs the process group a leftover node leads (it ran
+// setsid), in a test's cleanup.
+func killGroup(pid int) { syscall.Kill(-pid, syscall.SIGKILL) }
+
+// unixSignals are signals ParseSignal must know that only Unix has.
+var unixSignals = map[string]syscall.Signal{"USR1": syscall.SIGUSR1}
