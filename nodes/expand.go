@@ -48,33 +48,7 @@ func hostFormat(s string) (string, error) {
 	}
 	h := Hostname()
 	short, domain, _ := strings.Cut(h, ".")
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] != '%' {
-			b.WriteByte(s[i])
-			continue
-		}
-		if i+1 == len(s) {
-			return "", fmt.Errorf("%w: %q ends with a lone %%", ErrBadTemplate, s)
-		}
-		i++
-		switch s[i] {
-		case 'h':
-			b.WriteString(h)
-		case 'n':
-			b.WriteString(short)
-		case 'd':
-			b.WriteString(domain)
-		case 'i':
-			b.WriteByte('0')
-		case 'I':
-		case '%':
-			b.WriteByte('%')
-		default:
-			return "", fmt.Errorf("%w: unknown %%%c in %q (names know %%h %%n %%d %%i %%I %%%%)", ErrBadTemplate, s[i], s)
-		}
-	}
-	return b.String(), nil
+	return expand(s, Node{Name: short, Host: domain}, h)
 }
 
 // Expand replaces the %-letters in tmpl with the node's values:
@@ -92,31 +66,45 @@ func Expand(tmpl string, n Node) (string, error) {
 	if !strings.Contains(tmpl, "%") {
 		return tmpl, nil
 	}
+	return expand(tmpl, n, "")
+}
+
+// expand is the one %-template reader behind both layers of templates.
+// With host "" it is the node layer (files, command, options; Expand),
+// with the letters Expand documents. Otherwise it is the host layer
+// (names, prefixes, host parts; hostFormat): n is this machine as a node
+// of index 0, its host name split at the first dot, and host, the whole
+// name, is what %h gives; %N and %p are unknown there.
+func expand(tmpl string, n Node, host string) (string, error) {
+	nodeLayer := host == ""
 	var b strings.Builder
 	for i := 0; i < len(tmpl); i++ {
-		c := tmpl[i]
-		if c != '%' {
-			b.WriteByte(c)
+		if tmpl[i] != '%' {
+			b.WriteByte(tmpl[i])
 			continue
 		}
 		if i+1 == len(tmpl) {
 			return "", fmt.Errorf("%w: %q ends with a lone %%", ErrBadTemplate, tmpl)
 		}
 		i++
-		switch tmpl[i] {
-		case 'n', 'N':
+		switch c := tmpl[i]; {
+		case c == 'n' || nodeLayer && c == 'N':
 			b.WriteString(n.Name)
-		case 'h', 'p':
+		case c == 'h' && !nodeLayer:
+			b.WriteString(host)
+		case c == 'h' || nodeLayer && c == 'p':
 			b.WriteString(n.FullName())
-		case 'd':
+		case c == 'd':
 			b.WriteString(n.Host)
-		case 'i':
+		case c == 'i':
 			b.WriteString(strconv.Itoa(n.Index))
-		case 'I':
-		case '%':
+		case c == 'I':
+		case c == '%':
 			b.WriteByte('%')
+		case nodeLayer:
+			return "", fmt.Errorf("%w: unknown %%%c in %q (write %%%% for a literal %%)", ErrBadTemplate, c, tmpl)
 		default:
-			return "", fmt.Errorf("%w: unknown %%%c in %q (write %%%% for a literal %%)", ErrBadTemplate, tmpl[i], tmpl)
+			return "", fmt.Errorf("%w: unknown %%%c in %q (names know %%h %%n %%d %%i %%I %%%%)", ErrBadTemplate, c, tmpl)
 		}
 	}
 	return b.String(), nil
