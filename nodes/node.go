@@ -1,7 +1,17 @@
-// Package nodes names the nodes that multi runs and owns the files that
-// describe them: the %-templates that name each node's pidfile, logfile and
-// command, the pidfile itself with its lock, and the node records that let
-// later commands find a node again.
+// Package nodes owns what multi knows about a node before and after it
+// runs, without starting or signalling anything (package multi does that):
+//
+//   - the [Node] itself and the errors about names and templates (node.go);
+//   - names: short names, counts, host parts and their checks (names.go);
+//   - templates: the %-letters of names and of each node's pidfile, logfile
+//     and command, one expander for both (expand.go);
+//   - the spec: the names and templates as given, expanded into nodes with
+//     their per-node options and files (spec.go, option.go), and this
+//     machine's defaults (machine.go);
+//   - node records, which let later commands find a node again without its
+//     names (record.go), and shell quoting of a node's command (quote.go);
+//   - for now, the pidfile and its lock (pidfile.go, lock_*.go, owner_*.go,
+//     own.go) and the /proc reader of a process's start time (proc_*.go).
 //
 // # Names
 //
