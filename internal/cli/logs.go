@@ -15,34 +15,28 @@ import (
 
 // logsCommand prints a node's logfile, and follows it with -f.
 func logsCommand(code *int) *cli.Command {
-	return &cli.Command{
+	return grammarCommand(&cli.Command{
 		Name:      "logs",
 		Usage:     "print a node's logfile; -f follows it",
 		UsageText: "multi logs [flags] NODE [-f]",
 		Description: `   multi logs w1
    multi logs w1 -f      # until Ctrl-C`,
-		Flags:           common(flagLogfile, flagRundir, flagFollow),
-		SkipFlagParsing: true,
-		Action: func(c *cli.Context) error {
-			a, err := parseCommand(c, false)
-			if err != nil {
-				return err
-			}
-			if len(a.Names) != 1 {
-				return usage(c, errors.New("give one node name"))
-			}
-			ns, err := resolve(c, a)
-			if err != nil {
-				return err
-			}
-			err = printLog(c.Context, c.App.Writer, ns[0].LogFile, a.Flags["follow"] == "true")
-			if err != nil && !errors.Is(err, context.Canceled) {
-				fmt.Fprintf(c.App.ErrWriter, "%s: FAILED: %v\n", ns[0].Name, err)
-				*code = exitFailed
-			}
-			return nil
-		},
-	}
+		Flags: common(flagLogfile, flagRundir, flagFollow),
+	}, false, func(c *cli.Context, a *Args) error {
+		if len(a.Names) != 1 {
+			return usage(c, errors.New("give one node name"))
+		}
+		ns, err := resolve(c, a)
+		if err != nil {
+			return err
+		}
+		err = printLog(c.Context, c.App.Writer, ns[0].LogFile, a.Flags["follow"] == "true")
+		if err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintf(c.App.ErrWriter, "%s: FAILED: %v\n", ns[0].Name, err)
+			*code = exitFailed
+		}
+		return nil
+	})
 }
 
 // printLog copies the file at path to w; with follow, it then copies what

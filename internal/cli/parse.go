@@ -38,6 +38,22 @@ func parseCommand(c *cli.Context, withSignal bool) (*Args, error) {
 	return a, nil
 }
 
+// grammarCommand makes cmd a command whose arguments follow multi's
+// grammar rather than urfave/cli's: urfave/cli parses none of them (so
+// that "-c:1 4" and "-- COMMAND" reach the verb whole), parseCommand
+// does, driven by cmd.Flags, and run gets the result.
+func grammarCommand(cmd *cli.Command, withSignal bool, run func(*cli.Context, *Args) error) *cli.Command {
+	cmd.SkipFlagParsing = true
+	cmd.Action = func(c *cli.Context) error {
+		a, err := parseCommand(c, withSignal)
+		if err != nil {
+			return err
+		}
+		return run(c, a)
+	}
+	return cmd
+}
+
 // usage is a usage error naming the verb, with the verb's usage line, and
 // exit code 2.
 func usage(c *cli.Context, err error) error {

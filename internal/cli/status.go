@@ -25,7 +25,7 @@ type statusJSON struct {
 }
 
 func statusCommand(code *int) *cli.Command {
-	return &cli.Command{
+	return grammarCommand(&cli.Command{
 		Name:      "status",
 		Usage:     "show each node's state from its pidfile's lock (exit 0 all running, 1 stale, 3 stopped)",
 		UsageText: "multi status [flags] [NODES...] [--json]",
@@ -35,50 +35,44 @@ nobody holds the lock of), elsewhere (held from another pid namespace).
 
    multi status
    multi status w1 w2 --json`,
-		Flags:           common(flagPidfile, flagLogfile, flagRundir, flagJSON),
-		SkipFlagParsing: true,
-		Action: func(c *cli.Context) error {
-			a, err := parseCommand(c, false)
-			if err != nil {
-				return err
-			}
-			cl, err := cluster(c, a)
-			if err != nil {
-				return err
-			}
-			sts, _ := cl.Status(c.Context)
-			*code = statusCode(sts)
-			o := newOutput(c, a)
-			switch {
-			case o.json:
-				out := make([]statusJSON, len(sts))
-				for i, s := range sts {
-					word, _ := stateWord(s)
-					out[i] = statusJSON{Name: s.Node.Name, FullName: s.Node.FullName(), State: word,
-						PID: s.PID, FilePID: s.FilePID, PidFile: s.Node.PidFile, LogFile: s.Node.LogFile}
-					if s.Err != nil {
-						out[i].Error = s.Err.Error()
-					}
+		Flags: common(flagPidfile, flagLogfile, flagRundir, flagJSON),
+	}, false, func(c *cli.Context, a *Args) error {
+		cl, err := cluster(c, a)
+		if err != nil {
+			return err
+		}
+		sts, _ := cl.Status(c.Context)
+		*code = statusCode(sts)
+		o := newOutput(c, a)
+		switch {
+		case o.json:
+			out := make([]statusJSON, len(sts))
+			for i, s := range sts {
+				word, _ := stateWord(s)
+				out[i] = statusJSON{Name: s.Node.Name, FullName: s.Node.FullName(), State: word,
+					PID: s.PID, FilePID: s.FilePID, PidFile: s.Node.PidFile, LogFile: s.Node.LogFile}
+				if s.Err != nil {
+					out[i].Error = s.Err.Error()
 				}
-				enc := json.NewEncoder(c.App.Writer)
-				enc.SetIndent("", "  ")
-				return enc.Encode(out)
-			case o.quiet:
-				for _, s := range sts {
-					if s.Err != nil {
-						fmt.Fprintln(c.App.Writer, s.Node.Name+": "+o.describeStatus(s))
-					}
-				}
-			case o.tty:
-				o.statusTable(sts)
-			default:
-				for _, s := range sts {
+			}
+			enc := json.NewEncoder(c.App.Writer)
+			enc.SetIndent("", "  ")
+			return enc.Encode(out)
+		case o.quiet:
+			for _, s := range sts {
+				if s.Err != nil {
 					fmt.Fprintln(c.App.Writer, s.Node.Name+": "+o.describeStatus(s))
 				}
 			}
-			return nil
-		},
-	}
+		case o.tty:
+			o.statusTable(sts)
+		default:
+			for _, s := range sts {
+				fmt.Fprintln(c.App.Writer, s.Node.Name+": "+o.describeStatus(s))
+			}
+		}
+		return nil
+	})
 }
 
 func (o *output) describeStatus(s multi.Status) string {

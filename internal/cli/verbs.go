@@ -108,35 +108,29 @@ func parseTimeout(flag, s string) (time.Duration, error) {
 // method, print a line per node, map failures to exit code 1.
 func verb(name, usageLine, usageText, description string, withSignal bool, flags []cli.Flag,
 	do func(*multi.Cluster, context.Context) ([]multi.Result, error), code *int) *cli.Command {
-	return &cli.Command{
-		Name:            name,
-		Usage:           usageLine,
-		UsageText:       usageText,
-		Description:     description,
-		Flags:           flags,
-		SkipFlagParsing: true,
-		Action: func(c *cli.Context) error {
-			a, err := parseCommand(c, withSignal)
-			if err != nil {
-				return err
-			}
-			cl, err := cluster(c, a)
-			if err != nil {
-				return err
-			}
-			o := newOutput(c, a)
-			done := o.progress(name, cl)
-			results, err := do(cl, c.Context)
-			done()
-			for _, r := range results {
-				o.result(r)
-			}
-			if err != nil && !onlyAlreadyRunning(results) {
-				*code = exitFailed
-			}
-			return nil
-		},
-	}
+	return grammarCommand(&cli.Command{
+		Name:        name,
+		Usage:       usageLine,
+		UsageText:   usageText,
+		Description: description,
+		Flags:       flags,
+	}, withSignal, func(c *cli.Context, a *Args) error {
+		cl, err := cluster(c, a)
+		if err != nil {
+			return err
+		}
+		o := newOutput(c, a)
+		done := o.progress(name, cl)
+		results, err := do(cl, c.Context)
+		done()
+		for _, r := range results {
+			o.result(r)
+		}
+		if err != nil && !onlyAlreadyRunning(results) {
+			*code = exitFailed
+		}
+		return nil
+	})
 }
 
 func onlyAlreadyRunning(results []multi.Result) bool {

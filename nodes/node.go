@@ -1,0 +1,78 @@
+// Package nodes owns what multi knows about a node before and after it
+// runs, without starting or signalling anything (package multi does that):
+//
+//   - the [Node] itself and the errors about names and templates (node.go);
+//   - names: short names, counts, host parts and their checks (names.go);
+//   - templates: the %-letters of names and of each node's pidfile, logfile
+//     and command, one expander for both (expand.go);
+//   - the spec: the names and templates as given, expanded into nodes with
+//     their per-node options and files (spec.go, option.go), and this
+//     machine's defaults (machine.go);
+//   - node records, which let later commands find a node again without its
+//     names (record.go), and shell quoting of a node's command (quote.go);
+//   - for now, the pidfile and its lock (pidfile.go, lock_*.go, owner_*.go,
+//     own.go) and the /proc reader of a process's start time (proc_*.go).
+//
+// # Names
+//
+// A node has a short name ("w1"), a host part (this machine's host name by
+// default) and a 1-based index in the order the user gave. Its full name is
+// short@host, as in celery multi. A count such as "3" stands for the names
+// celery1, celery2 and celery3.
+//
+// # Pidfiles
+//
+// A node's pidfile holds its pid on the first line and is locked, with a
+// POSIX record lock over the whole file, by the node's own process for the
+// whole of its life. The kernel drops that lock when the process dies, so a
+// pidfile that nobody has locked is stale, whatever pid it names. [Inspect]
+// asks the kernel who holds the lock; [Acquire] takes it.
+package nodes
+
+import (
+	"errors"
+)
+
+// A Node is one named instance of the command, with its files resolved.
+type Node struct {
+	// Name is the short name, unique within a set: "w1" (with any prefix).
+	Name string
+	// Host is the host part of the full name.
+	Host string
+	// Index is the 1-based position of the node in the set.
+	Index int
+
+	// PidFile is the absolute path of the node's pidfile.
+	PidFile string
+	// LogFile is the absolute path the node's stdout and stderr are
+	// appended to.
+	LogFile string
+	// Command is the node's argv, expanded: the command given, then the
+	// options for it. It may be empty for verbs that start nothing.
+	Command []string
+	// Options is the tail of Command that came from options given to multi
+	// (celery's worker options), so that a restart can replace them.
+	Options []string
+	// Dir is the node's working directory; "" means the caller's.
+	Dir string
+	// SelfLock means the node locks its own pidfile (see [OwnFromEnv])
+	// instead of multi's exec step locking it before the exec; start then
+	// waits for the node to take the lock.
+	SelfLock bool
+}
+
+// FullName returns the node's full name, short@host.
+func (n Node) FullName() string { return n.Name + "@" + n.Host }
+
+// String returns the short name.
+func (n Node) String() string { return n.Name }
+
+// Errors returned by [Spec.Nodes] and [Expand]. Each is wrapped in an error
+// that names the offending token; test with [errors.Is].
+var (
+	ErrNoNodes       = errors.New("no nodes given")
+	ErrBadName       = errors.New("bad node name")
+	ErrDuplicateName = errors.New("duplicate node name")
+	ErrBadTemplate   = errors.New("bad template")
+	ErrBadScope      = errors.New("bad node list")
+)

@@ -1,0 +1,238 @@
+package nodes
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// A Spec describes a set of nodes before expansion: the names as the user
+// gave them and the templates of their files and command. Its zero value
+// for each template field has a documented default.
+type Spec struct {
+	// Names are the node names as given (w1, or w1@host), or a single count
+	// ("3"). Names, Prefix and Host may use this machine's host name:
+	// %h (all of it), %n (up to the first dot), %d (after it).
+	Names []string
+	// Prefix is put before every name given (not before counted names,
+	// which take RangePrefix), as celery's --prefix.
+	Prefix string
+	// Host is the host part of full names; "" means this machine's host
+	// name. A name given as name@host keeps its own.
+	Host string
+	// RangePrefix prefixes the names a count expands to; "" means
+	// [DefaultRangePrefix].
+	RangePrefix string
+
+	// RunDir is the folder of default pidfiles and logfiles and of node
+	// records; "" means [DefaultRunDir].
+	RunDir string
+	// PidFile is the pidfile template; "" means RunDir/%n.pid.
+	PidFile string
+	// LogFile is the logfile template; "" means RunDir/%n.log.
+	LogFile string
+	// NodeFiles are per-node pidfile and logfile templates (Name "pidfile"
+	// or "logfile", Scope the nodes), winning over PidFile and LogFile.
+	NodeFiles []Option
+	// Command is the command template; each argument is expanded on its
+	// own, so spaces and quotes inside an argument survive.
+	Command []string
+	// Options are options for the command, appended after its arguments:
+	// "-c" "10" for a short option, "--loglevel=DEBUG" for a long one. An
+	// option with a Scope applies to those nodes only, and replaces, for
+	// them, the option of the same name given for every node. Values are
+	// expanded per node.
+	Options []Option
+	// Dir is the working directory of the nodes and the base of relative
+	// paths; "" means the current directory.
+	Dir string
+	// SelfLock sets [Node.SelfLock] on every node.
+	SelfLock bool
+}
+
+// Nodes expands the spec into nodes, in the order the names were given.
+// It touches no file. Options are appended to the command only when there
+// is one.
+func (s Spec) Nodes() ([]Node, error) {
+	ns, _, err := s.nodes()
+	return ns, err
+}
+
+// given records, per node, whether its pidfile and logfile templates were
+// given rather than defaulted.
+type given struct{ pidfile, logfile bool }
+
+func (s Spec) nodes() ([]Node, []given, error) {
+	names, counted, err := s.names()
+	if err != nil {
+		return nil, nil, err
+	}
+	host := Hostname()
+	if s.Host != "" {
+		if host, err = hostFormat(s.Host); err != nil {
+			return nil, nil, err
+		}
+	}
+	prefix, err := hostFormat(s.Prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	base := s.Dir
+	if base == "" {
+		if base, err = os.Getwd(); err != nil {
+			return nil, nil, err
+		}
+	}
+	rundir := s.RunDir
+	if rundir == "" {
+		rundir = DefaultRunDir()
+	}
+
+	out := make([]Node, len(names))
+	raw := make([]string, len(names))
+	seen := make(map[string]bool, len(names))
+	for i, name := range names {
+		n := Node{Index: i + 1, Host: host, Dir: s.Dir, SelfLock: s.SelfLock}
+		if short, h, ok := strings.Cut(name, "@"); ok {
+			// A full name keeps its host and takes no prefix.
+			full, err := hostFormat(name)
+			if err != nil {
+				return nil, nil, err
+			}
+			short, h, _ = strings.Cut(full, "@")
+			n.Name, n.Host, raw[i] = short, h, short
+		} else {
+			if name, err = hostFormat(name); err != nil {
+				return nil, nil, err
+			}
+			n.Name, raw[i] = name, name
+			if !counted {
+				n.Name = prefix + name
+			}
+		}
+		if err := CheckName(n.Name); err != nil {
+			return nil, nil, err
+		}
+		if err := checkHost(n.Host); err != nil {
+			return nil, nil, err
+		}
+		if seen[n.Name] {
+			return nil, nil, fmt.Errorf("%w: %q", ErrDuplicateName, n.Name)
+		}
+		seen[n.Name] = true
+		out[i] = n
+	}
+
+	opts := make([][]Option, len(out))
+	pidT := make([]string, len(out))
+	logT := make([]string, len(out))
+	explicit := make([]given, len(out))
+	for i := range out {
+		pidT[i], logT[i] = s.PidFile, s.LogFile
+		explicit[i] = given{s.PidFile != "", s.LogFile != ""}
+		if pidT[i] == "" {
+			pidT[i] = filepath.Join(escapePercent(rundir), "%n.pid")
+		}
+		if logT[i] == "" {
+			logT[i] = filepath.Join(escapePercent(rundir), "%n.log")
+		}
+	}
+	for _, o := range s.NodeFiles {
+		idx, err := resolveScope(o, out, raw)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, i := range idx {
+			switch o.Name {
+			case "pidfile":
+				pidT[i], explicit[i].pidfile = o.Value, true
+			case "logfile":
+				logT[i], explicit[i].logfile = o.Value, true
+			default:
+				return nil, nil, fmt.Errorf("%w: --%s cannot be given per node", ErrBadScope, o.Name)
+			}
+		}
+	}
+	// Options for every node first, then per-node ones, which replace
+	// them whatever the order they were given in, as in celery.
+	for _, o := range s.Options {
+		if o.Scope == "" {
+			for i := range opts {
+				opts[i] = mergeOption(opts[i], o)
+			}
+		}
+	}
+	for _, o := range s.Options {
+		if o.Scope == "" {
+			continue
+		}
+		idx, err := resolveScope(o, out, raw)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, i := range idx {
+			opts[i] = mergeOption(opts[i], o)
+		}
+	}
+
+	pidfiles := make(map[string]string, len(out))
+	for i := range out {
+		n := &out[i]
+		if n.PidFile, err = expandPath(pidT[i], *n, base); err != nil {
+			return nil, nil, err
+		}
+		if other, dup := pidfiles[n.PidFile]; dup {
+			return nil, nil, fmt.Errorf("%w: nodes %s and %s share the pidfile %s", ErrBadTemplate, other, n.Name, n.PidFile)
+		}
+		pidfiles[n.PidFile] = n.Name
+		if n.LogFile, err = expandPath(logT[i], *n, base); err != nil {
+			return nil, nil, err
+		}
+		for _, a := range s.Command {
+			w, err := Expand(a, *n)
+			if err != nil {
+				return nil, nil, err
+			}
+			n.Command = append(n.Command, w)
+		}
+		for _, o := range opts[i] {
+			words, err := o.words(*n)
+			if err != nil {
+				return nil, nil, err
+			}
+			n.Options = append(n.Options, words...)
+		}
+		if len(n.Command) > 0 {
+			n.Command = append(n.Command, n.Options...)
+		}
+	}
+	return out, explicit, nil
+}
+
+// names returns the names as given, or the names a lone count expands to.
+func (s Spec) names() (names []string, counted bool, err error) {
+	if len(s.Names) == 0 {
+		return nil, false, ErrNoNodes
+	}
+	if len(s.Names) == 1 && isCount(s.Names[0]) {
+		n, err := strconv.Atoi(s.Names[0])
+		if err != nil || n < 1 || n > MaxNodes {
+			return nil, false, fmt.Errorf("%w: count %q must be 1 to %d", ErrBadName, s.Names[0], MaxNodes)
+		}
+		prefix := s.RangePrefix
+		if prefix == "" {
+			prefix = DefaultRangePrefix
+		}
+		if prefix, err = hostFormat(prefix); err != nil {
+			return nil, false, err
+		}
+		out := make([]string, n)
+		for i := range out {
+			out[i] = prefix + strconv.Itoa(i+1)
+		}
+		return out, true, nil
+	}
+	return s.Names, false, nil
+}
