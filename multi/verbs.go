@@ -41,7 +41,7 @@ func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
 // makeRunDir makes the rundir, and when it cannot, fails every result, so
 // that no node starts when none could be recorded.
 func (c *Cluster) makeRunDir(op string, results []Result) bool {
-	err := os.MkdirAll(c.rundir(), 0o755)
+	err := nodes.MakeDir(c.rundir())
 	if err == nil {
 		return true
 	}

@@ -18,6 +18,17 @@ import (
 // command of theirs from a record. Files of this user or of root, and
 // files in folders only this user or root can write to, are accepted.
 func checkOwner(st fs.FileInfo, path string) error {
+	dir := filepath.Dir(path)
+	dst, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("folder: %w", bareErr(err))
+	}
+	return checkOwnerIn(st, dir, dst)
+}
+
+// checkOwnerIn is [checkOwner] with the folder already looked at: dst
+// describes dir, the folder the file was opened in.
+func checkOwnerIn(st fs.FileInfo, dir string, dst fs.FileInfo) error {
 	sys, ok := st.Sys().(*syscall.Stat_t)
 	if !ok {
 		return nil
@@ -25,11 +36,6 @@ func checkOwner(st fs.FileInfo, path string) error {
 	uid, me := int(sys.Uid), os.Geteuid()
 	if uid == me || uid == 0 {
 		return nil
-	}
-	dir := filepath.Dir(path)
-	dst, err := os.Stat(dir)
-	if err != nil {
-		return fmt.Errorf("folder: %w", bareErr(err))
 	}
 	dsys, ok := dst.Sys().(*syscall.Stat_t)
 	if !ok {

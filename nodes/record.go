@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // RecordExt ends the name of every node record in a rundir.
@@ -59,15 +63,40 @@ func WriteRecord(rundir string, n Node) error {
 		}
 		return fmt.Errorf("record %s: %w", path, err)
 	}
-	if err := os.MkdirAll(rundir, 0o755); err != nil {
-		return fail(err)
-	}
-	f, err := os.CreateTemp(rundir, "."+n.Name+".tmp*")
+	d, err := openFolder(rundir, true)
 	if err != nil {
 		return fail(err)
 	}
-	tmp := f.Name()
+	defer d.Close()
+	// A shared flock on the rundir while the temp file exists: a command
+	// removes only the leftovers of writers that hold none, dead ones.
+	lk, err := d.readable()
+	if err != nil {
+		return fail(err)
+	}
+	defer lk.Close()
+	cleanTemps(d, lk)
+	if err := lockShared(lk); err != nil {
+		return fail(err)
+	}
+	var f *os.File
+	var tmp string
+	for try := 0; ; try++ {
+		tmp = "." + n.Name + ".tmp" + strconv.FormatUint(uint64(rand.Uint32()), 10)
+		f, err = d.open(tmp, path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if !errors.Is(err, fs.ErrExist) || try >= 100 {
+			break
+		}
+	}
+	if err != nil {
+		return fail(err)
+	}
+	recordDelay()
 	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		// Through the descriptor: the name may have been swapped.
+		err = fchmod(f, 0o644)
+	}
 	if err == nil {
 		// On disk, so that a power loss cannot leave an empty record
 		// behind the rename; on a tmpfs such as /run it costs nothing.
@@ -77,16 +106,65 @@ func WriteRecord(rundir string, n Node) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
+		err = d.rename(tmp, filepath.Base(path))
 	}
 	if err != nil {
-		os.Remove(tmp)
+		d.remove(tmp)
 		return fail(err)
 	}
 	return nil
+}
+
+// tempRecord matches the temp files WriteRecord makes, and those that
+// os.CreateTemp made in earlier versions: ".NAME.tmpDIGITS".
+var tempRecord = regexp.MustCompile(`^\..+\.tmp[0-9]+$`)
+
+// cleanTemps removes the temp files of record writers that died before
+// their rename (killed mid-start), when it can take the rundir's flock
+// (held open in lk) exclusively: then no writer is at work. A writer holds
+// it shared from before its temp file exists until after the rename.
+func cleanTemps(d *folder, lk *os.File) {
+	if flock(lk, true) != nil {
+		return
+	}
+	defer funlock(lk)
+	names, err := lk.Readdirnames(-1)
+	lk.Seek(0, io.SeekStart) // for the caller's own listing
+	if err != nil {
+		return
+	}
+	for _, name := range names {
+		if tempRecord.MatchString(name) {
+			d.remove(name) // in the rundir itself, whatever it is
+		}
+	}
+}
+
+// lockShared takes the rundir's flock shared, waiting up to about a second
+// for a command cleaning leftovers (microseconds) to finish.
+func lockShared(lk *os.File) error {
+	for try := 0; ; try++ {
+		err := flock(lk, false)
+		if err != errBusy || try >= 40 {
+			if err != nil {
+				return fmt.Errorf("cannot lock the folder: %w", err)
+			}
+			return nil
+		}
+		backoff(try)
+	}
+}
+
+// recordDelayEnv makes WriteRecord wait, its temp file made, before
+// writing it: only for tests that kill a start there.
+const recordDelayEnv = "_MULTI_TEST_RECORD_DELAY"
+
+func recordDelay() {
+	if v := os.Getenv(recordDelayEnv); v != "" {
+		if d, err := time.ParseDuration(v); err == nil {
+			time.Sleep(d)
+		}
+	}
 }
 
 // ReadRecord reads the record of the node named name from rundir. The
@@ -114,12 +192,23 @@ func ReadRecord(rundir, name string) (Node, error) {
 // ReadRecords reads every node record in rundir, ordered by index and then
 // by name. A missing rundir holds no records.
 func ReadRecords(rundir string) ([]Node, error) {
-	entries, err := os.ReadDir(rundir)
+	d, err := openFolder(rundir, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("rundir %s: %w", rundir, err)
+	}
+	defer d.Close()
+	lk, err := d.readable()
+	if err != nil {
+		return nil, fmt.Errorf("rundir %s: %w", rundir, err)
+	}
+	defer lk.Close()
+	cleanTemps(d, lk)
+	entries, err := lk.ReadDir(-1)
+	if err != nil {
+		return nil, fmt.Errorf("rundir %s: %w", rundir, err)
 	}
 	var out []Node
 	for _, e := range entries {
@@ -166,6 +255,8 @@ func (s Spec) Resolve() ([]Node, error) {
 			names[i] = r.Name + "@" + r.Host
 		}
 		s.Names, s.Prefix = names, ""
+	} else {
+		cleanRunDir(rundir) // ReadRecords did it in the branch above
 	}
 	ns, explicit, err := s.nodes()
 	if err != nil {
@@ -209,7 +300,12 @@ const maxRecord = 1 << 20
 // command that restart runs), and a file over [maxRecord] bytes. An absent
 // file gives an error wrapping [fs.ErrNotExist].
 func readRecordFile(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|oNonblock, 0)
+	d, err := openFolder(filepath.Dir(path), false)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	f, err := d.open(filepath.Base(path), path, os.O_RDONLY, 0)
 	if err != nil {
 		if isSymlinkErr(err) {
 			return nil, errors.New("is a symbolic link (not followed)")
@@ -224,7 +320,11 @@ func readRecordFile(path string) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("is %s, not a regular file", describeType(st.Mode()))
 	}
-	if err := checkOwner(st, path); err != nil {
+	dst, err := d.stat()
+	if err != nil {
+		return nil, bareErr(err)
+	}
+	if err := checkOwnerIn(st, d.path, dst); err != nil {
 		return nil, err
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxRecord+1))

@@ -1,0 +1,8 @@
+//go:build unix && !linux
+
+package nodes
+
+import "golang.org/x/sys/unix"
+
+// oPath opens the folders of a walk; without O_PATH, for reading.
+const oPath = unix.O_RDONLY
