@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // RecordExt ends the name of every node record in a rundir.
@@ -91,7 +90,7 @@ func WriteRecord(rundir string, n Node) error {
 	if err != nil {
 		return fail(err)
 	}
-	recordDelay()
+	recordWait()
 	_, err = f.Write(append(b, '\n'))
 	if err == nil {
 		// Through the descriptor: the name may have been swapped.
@@ -155,14 +154,15 @@ func lockShared(lk *os.File) error {
 	}
 }
 
-// recordDelayEnv makes WriteRecord wait, its temp file made, before
-// writing it: only for tests that kill a start there.
-const recordDelayEnv = "_MULTI_TEST_RECORD_DELAY"
+// recordWaitEnv names a FIFO that WriteRecord opens, and so waits on,
+// once its temp file exists: only for tests that kill a start there or
+// swap the temp file.
+const recordWaitEnv = "_MULTI_TEST_RECORD_WAIT"
 
-func recordDelay() {
-	if v := os.Getenv(recordDelayEnv); v != "" {
-		if d, err := time.ParseDuration(v); err == nil {
-			time.Sleep(d)
+func recordWait() {
+	if p := os.Getenv(recordWaitEnv); p != "" {
+		if f, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil {
+			f.Close()
 		}
 	}
 }
