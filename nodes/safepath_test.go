@@ -295,3 +295,41 @@ func TestCheckNameControlAndLength(t *testing.T) {
 		t.Errorf("WriteRecord of the longest name: %v", err)
 	}
 }
+
+// WriteRecord removes the temp files of killed writers, which hold no
+// flock on the rundir, and keeps them while someone holds it shared, as
+// a writer at work does.
+func TestWriteRecordRemovesLeftovers(t *testing.T) {
+	t.Parallel()
+	rundir := t.TempDir()
+	leftover := filepath.Join(rundir, ".w0.tmp123")
+	other := filepath.Join(rundir, "w0.tmp123") // not ours: kept
+	os.WriteFile(other, nil, 0o644)
+	n := nodes.Node{Name: "w1", Command: []string{"true"}, PidFile: "/r/w1.pid", LogFile: "/r/w1.log"}
+
+	os.WriteFile(leftover, nil, 0o644)
+	d, err := os.Open(rundir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_SH); err != nil {
+		t.Fatal(err)
+	}
+	if err := nodes.WriteRecord(rundir, n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(leftover); err != nil {
+		t.Errorf("a temp file removed while a writer may be at work: %v", err)
+	}
+	d.Close()
+
+	if err := nodes.WriteRecord(rundir, n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(leftover); err == nil {
+		t.Errorf("%s left behind", leftover)
+	}
+	if _, err := os.Lstat(other); err != nil {
+		t.Errorf("%s removed: %v", other, err)
+	}
+}
