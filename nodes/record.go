@@ -170,11 +170,17 @@ func recordWait() {
 // ReadRecord reads the record of the node named name from rundir. The
 // error wraps [fs.ErrNotExist] when there is none.
 func ReadRecord(rundir, name string) (Node, error) {
+	return readRecord(nil, rundir, name)
+}
+
+// readRecord is ReadRecord in the folder d already open, or with d nil in
+// rundir.
+func readRecord(d *folder, rundir, name string) (Node, error) {
 	if err := CheckName(name); err != nil {
 		return Node{}, err
 	}
 	path := RecordPath(rundir, name)
-	b, err := readRecordFile(path)
+	b, err := readRecordFile(d, path)
 	if err != nil {
 		return Node{}, fmt.Errorf("record %s: %w", path, err)
 	}
@@ -216,7 +222,7 @@ func ReadRecords(rundir string) ([]Node, error) {
 		if !ok || !e.Type().IsRegular() || CheckName(name) != nil {
 			continue
 		}
-		n, err := ReadRecord(rundir, name)
+		n, err := readRecord(d, rundir, name)
 		if err != nil {
 			return nil, err
 		}
@@ -298,13 +304,16 @@ const maxRecord = 1 << 20
 // hanging on a FIFO, and refuses anything but a regular file, a file that
 // another user planted in a folder others can write to (a record holds a
 // command that restart runs), and a file over [maxRecord] bytes. An absent
-// file gives an error wrapping [fs.ErrNotExist].
-func readRecordFile(path string) ([]byte, error) {
-	d, err := openFolder(filepath.Dir(path), false)
-	if err != nil {
-		return nil, err
+// file gives an error wrapping [fs.ErrNotExist]. d is its folder, or nil
+// to open it.
+func readRecordFile(d *folder, path string) ([]byte, error) {
+	if d == nil {
+		var err error
+		if d, err = openFolder(filepath.Dir(path), false); err != nil {
+			return nil, err
+		}
+		defer d.Close()
 	}
-	defer d.Close()
 	f, err := d.open(filepath.Base(path), path, os.O_RDONLY, 0)
 	if err != nil {
 		if isSymlinkErr(err) {
