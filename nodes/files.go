@@ -36,6 +36,9 @@ func OpenLogfile(path string) (*os.File, error) {
 		}
 	}
 	if err == nil {
+		err = checkOneLink(st)
+	}
+	if err == nil {
 		err = setBlocking(f)
 	}
 	if err != nil {
@@ -57,14 +60,15 @@ func MakeDir(path string) error {
 }
 
 // cleanRunDir removes the temp files that killed record writers left in
-// rundir (see cleanTemps); an absent or unreadable rundir is left alone.
+// rundir (see cleanTemps); an absent rundir, or one whose lock file this
+// user cannot open, is left alone.
 func cleanRunDir(rundir string) {
 	d, err := openFolder(rundir, false)
 	if err != nil {
 		return
 	}
 	defer d.Close()
-	if lk, err := d.readable(); err == nil {
+	if lk, err := openRunLock(d); err == nil {
 		cleanTemps(d, lk)
 		lk.Close()
 	}

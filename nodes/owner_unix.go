@@ -48,3 +48,14 @@ func checkOwnerIn(st fs.FileInfo, dir string, dst fs.FileInfo) error {
 	return fmt.Errorf("owned by uid %d, not by this user (uid %d) or root, in %s, which others can write to (owner uid %d, mode %s); refusing it",
 		uid, me, dir, downer, dst.Mode())
 }
+
+// checkOneLink refuses a file with more than one name: a hard link
+// planted in the folder to a file elsewhere (a file of root's, where
+// fs.protected_hardlinks is off) would have root write, truncate or chmod
+// that file. A pidfile, logfile or lock file multi made has one name.
+func checkOneLink(st fs.FileInfo) error {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
+		return fmt.Errorf("has %d hard links, so it may be a file outside the folder; refusing it", sys.Nlink)
+	}
+	return nil
+}

@@ -414,6 +414,9 @@ func checkRegularIn(f *os.File, path string, d *folder) error {
 	if err := checkOwnerIn(st, d.path, dst); err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrBadPidfile, path, err)
 	}
+	if err := checkOneLink(st); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrBadPidfile, path, err)
+	}
 	return nil
 }
 

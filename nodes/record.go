@@ -67,9 +67,10 @@ func WriteRecord(rundir string, n Node) error {
 		return fail(err)
 	}
 	defer d.Close()
-	// A shared flock on the rundir while the temp file exists: a command
-	// removes only the leftovers of writers that hold none, dead ones.
-	lk, err := d.readable()
+	// A shared flock on the rundir's lock file while the temp file
+	// exists: a command removes only the leftovers of writers that hold
+	// none, dead ones.
+	lk, err := openRunLock(d)
 	if err != nil {
 		return fail(err)
 	}
@@ -118,17 +119,58 @@ func WriteRecord(rundir string, n Node) error {
 // os.CreateTemp made in earlier versions: ".NAME.tmpDIGITS".
 var tempRecord = regexp.MustCompile(`^\..+\.tmp[0-9]+$`)
 
+// runLock is the rundir's lock file (see cleanTemps). Mode 0600: flock
+// needs only an open descriptor, so a file others could open would let
+// any local user block every start (a lock on the folder itself would).
+const runLock = ".records.lock"
+
+// openRunLock opens, or makes, the rundir's lock file, as carefully as a
+// pidfile.
+func openRunLock(d *folder) (*os.File, error) {
+	path := filepath.Join(d.path, runLock)
+	f, err := d.open(runLock, path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s is %s, not a regular file", path, describeType(st.Mode()))
+	}
+	if err == nil {
+		var dst fs.FileInfo
+		if dst, err = d.stat(); err == nil {
+			err = checkOwnerIn(st, d.path, dst)
+		}
+	}
+	if err == nil {
+		err = checkOneLink(st)
+	}
+	if err == nil && st.Mode().Perm() != 0o600 {
+		err = fchmod(f, 0o600)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 // cleanTemps removes the temp files of record writers that died before
-// their rename (killed mid-start), when it can take the rundir's flock
-// (held open in lk) exclusively: then no writer is at work. A writer holds
-// it shared from before its temp file exists until after the rename.
+// their rename (killed mid-start), when it can take the flock of the
+// rundir's lock file lk exclusively: then no writer is at work. A writer
+// holds it shared from before its temp file exists until after the
+// rename; the kernel drops it when the writer dies.
 func cleanTemps(d *folder, lk *os.File) {
 	if flock(lk, true) != nil {
 		return
 	}
 	defer funlock(lk)
-	names, err := lk.Readdirnames(-1)
-	lk.Seek(0, io.SeekStart) // for the caller's own listing
+	dir, err := d.readable()
+	if err != nil {
+		return
+	}
+	names, err := dir.Readdirnames(-1)
+	dir.Close()
 	if err != nil {
 		return
 	}
@@ -206,13 +248,16 @@ func ReadRecords(rundir string) ([]Node, error) {
 		return nil, fmt.Errorf("rundir %s: %w", rundir, err)
 	}
 	defer d.Close()
-	lk, err := d.readable()
+	if lk, err := openRunLock(d); err == nil {
+		cleanTemps(d, lk)
+		lk.Close()
+	}
+	dir, err := d.readable()
 	if err != nil {
 		return nil, fmt.Errorf("rundir %s: %w", rundir, err)
 	}
-	defer lk.Close()
-	cleanTemps(d, lk)
-	entries, err := lk.ReadDir(-1)
+	entries, err := dir.ReadDir(-1)
+	dir.Close()
 	if err != nil {
 		return nil, fmt.Errorf("rundir %s: %w", rundir, err)
 	}

@@ -297,8 +297,8 @@ func TestCheckNameControlAndLength(t *testing.T) {
 }
 
 // WriteRecord removes the temp files of killed writers, which hold no
-// flock on the rundir, and keeps them while someone holds it shared, as
-// a writer at work does.
+// flock on the rundir's lock file, and keeps them while someone holds it
+// shared, as a writer at work does.
 func TestWriteRecordRemovesLeftovers(t *testing.T) {
 	t.Parallel()
 	rundir := t.TempDir()
@@ -308,7 +308,7 @@ func TestWriteRecordRemovesLeftovers(t *testing.T) {
 	n := nodes.Node{Name: "w1", Command: []string{"true"}, PidFile: "/r/w1.pid", LogFile: "/r/w1.log"}
 
 	os.WriteFile(leftover, nil, 0o644)
-	d, err := os.Open(rundir)
+	d, err := os.OpenFile(filepath.Join(rundir, ".records.lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,4 +332,67 @@ func TestWriteRecordRemovesLeftovers(t *testing.T) {
 	if _, err := os.Lstat(other); err != nil {
 		t.Errorf("%s removed: %v", other, err)
 	}
+}
+
+// The rundir's lock file is 0600, so that no other user can take its
+// flock and so block every start (or every cleaning), and a lock file
+// another user planted in a folder others can write is refused.
+func TestRunLockPrivate(t *testing.T) {
+	needRoot(t)
+	t.Parallel()
+	rundir := t.TempDir()
+	n := nodes.Node{Name: "w1", Command: []string{"true"}, PidFile: "/r/w1.pid", LogFile: "/r/w1.log"}
+	lock := filepath.Join(rundir, ".records.lock")
+	os.WriteFile(lock, nil, 0o644) // as if made by hand
+	if err := nodes.WriteRecord(rundir, n); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(lock); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("lock file: %v, %v; want mode 0600", st.Mode(), err)
+	}
+	os.Chmod(rundir, 0o777|os.ModeSticky)
+	os.Remove(lock)
+	os.WriteFile(lock, nil, 0o666)
+	os.Chown(lock, nobody, nobody)
+	if err := nodes.WriteRecord(rundir, n); err == nil || !strings.Contains(err.Error(), "owned by uid 65534") {
+		t.Errorf("WriteRecord with a planted lock file: %v", err)
+	}
+}
+
+// A hard link to a root file planted as the pidfile, the logfile or the
+// rundir's lock file is refused: the root file is neither truncated,
+// written, appended to nor chmod'ed.
+func TestRefuseHardLinks(t *testing.T) {
+	needRoot(t)
+	t.Parallel()
+	base := t.TempDir()
+	secret := filepath.Join(base, "secret")
+	unchanged := rootFile(t, secret)
+	dir := filepath.Join(base, "theirs")
+	os.Mkdir(dir, 0o755)
+	os.Chown(dir, nobody, nobody)
+	for _, name := range []string{"w1.pid", "w1.log", ".records.lock"} {
+		if err := os.Link(secret, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const want = "has 4 hard links"
+	check := func(what string, err error) {
+		t.Helper()
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v; want %q", what, err, want)
+		}
+	}
+	lk, err := nodes.Acquire(filepath.Join(dir, "w1.pid"))
+	if err == nil {
+		lk.Close()
+	}
+	check("Acquire", err)
+	f, err := nodes.OpenLogfile(filepath.Join(dir, "w1.log"))
+	if err == nil {
+		f.Close()
+	}
+	check("OpenLogfile", err)
+	check("WriteRecord", nodes.WriteRecord(dir, nodes.Node{Name: "w1", Command: []string{"true"}, PidFile: "/r/w1.pid", LogFile: "/r/w1.log"}))
+	unchanged()
 }
