@@ -192,3 +192,51 @@ func TestNoTempOutlivesKilledStart(t *testing.T) {
 		t.Errorf("temp files left: %q", left)
 	}
 }
+
+// A start that fails removes the record it wrote. If the rundir was
+// swapped for a link in the meantime, by the owner of the folder it is
+// in, the removal must not follow it: a file of the same name elsewhere
+// stays.
+func TestFailedStartRemovesNoRecordElsewhere(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the attack is on root, by another user (uid 65534)")
+	}
+	t.Parallel()
+	base := t.TempDir()
+	os.Chmod(base, 0o755)
+	outside := filepath.Join(base, "outside")
+	os.Mkdir(outside, 0o755)
+	os.WriteFile(filepath.Join(outside, "w1.node"), []byte("root's file\n"), 0o600)
+	theirs := filepath.Join(base, "theirs")
+	os.Mkdir(theirs, 0o755)
+	os.Chown(theirs, nobody, nobody)
+	rundir := filepath.Join(theirs, "run")
+	fifo := filepath.Join(base, "wait")
+	mustOK(t, syscall.Mkfifo(fifo, 0o600))
+	before := snapshot(t, outside)
+
+	// The exec step waits on the FIFO (a test hook) once the record is
+	// written; the command, false, then exits at once.
+	cmd := exec.Command(binary(t), "start", "w1", "--", "false")
+	cmd.Env = append(os.Environ(), "MULTI_RUNDIR="+rundir, "GORACE=atexit_sleep_ms=0", "_MULTI_TEST_STEP_WAIT="+fifo)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	mustOK(t, cmd.Start())
+	defer killHolder(t, filepath.Join(rundir+".real", "w1.pid"))
+	waitForFile(t, filepath.Join(rundir, "w1.node"))
+	mustOK(t, os.Rename(rundir, rundir+".real"))
+	mustOK(t, os.Symlink(outside, rundir))
+	mustOK(t, os.Lchown(rundir, nobody, nobody))
+	// Be the FIFO's reader, so that the step goes on.
+	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	mustOK(t, err)
+	err = cmd.Wait()
+	r.Close()
+	t.Logf("multi start: %v\n%s", err, stdout.String())
+	if err == nil || !strings.Contains(stdout.String(), "w1: FAILED") {
+		t.Errorf("start: %v, %q; want it failed", err, stdout.String())
+	}
+	if after := snapshot(t, outside); after != before {
+		t.Errorf("outside the folder:\nbefore %s\nafter  %s", before, after)
+	}
+}

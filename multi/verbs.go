@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -76,7 +75,7 @@ func (c *Cluster) startOne(r *Result, verb string) {
 		if prevErr == nil {
 			err = nodes.WriteRecord(rundir, prev)
 		} else {
-			err = os.Remove(nodes.RecordPath(rundir, n.Name))
+			err = nodes.RemoveRecord(rundir, n.Name)
 		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			r.warn("could not put back the node's record: " + err.Error())

@@ -73,3 +73,24 @@ func cleanRunDir(rundir string) {
 		lk.Close()
 	}
 }
+
+// RemoveRecord removes the record of the node named name from rundir,
+// reaching the rundir without following an untrusted link (see
+// [openFolder]), so that a rundir swapped for a link cannot make root
+// remove a file elsewhere. The error wraps [fs.ErrNotExist] when there is
+// no record.
+func RemoveRecord(rundir, name string) error {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	path := RecordPath(rundir, name)
+	d, err := openFolder(rundir, false)
+	if err != nil {
+		return fmt.Errorf("record %s: %w", path, err)
+	}
+	defer d.Close()
+	if err := d.remove(filepath.Base(path)); err != nil {
+		return fmt.Errorf("record %s: %w", path, bareErr(err))
+	}
+	return nil
+}
