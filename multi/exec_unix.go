@@ -104,12 +104,18 @@ func execStep(args []string, selfLock bool) {
 	if err != nil {
 		failLocked(err)
 	}
-	if err := os.MkdirAll(filepath.Dir(logfile), 0o755); err != nil {
-		failLocked(fmt.Errorf("logfile %s: %w", logfile, err))
+	if p := os.Getenv(stepWaitEnv); p != "" {
+		// Tests stop the step here, its pidfile locked, to kill multi
+		// start at this point: the open waits for a reader of the FIFO.
+		os.Unsetenv(stepWaitEnv)
+		if f, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil {
+			f.Close()
+		}
 	}
-	log, err := os.OpenFile(logfile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	// Opened as root, so as carefully as the pidfile: no link followed.
+	log, err := nodes.OpenLogfile(logfile)
 	if err != nil {
-		failLocked(fmt.Errorf("logfile %s: %w", logfile, err))
+		failLocked(err)
 	}
 	if err := dup2(int(log.Fd()), 1); err != nil {
 		failLocked(fmt.Errorf("logfile %s: %w", logfile, err))
@@ -131,6 +137,10 @@ func execStep(args []string, selfLock bool) {
 	err = syscall.Exec(path, argv, os.Environ())
 	failLocked(&exec.Error{Name: argv[0], Err: err})
 }
+
+// stepWaitEnv names a FIFO the exec step opens, and so waits on, before
+// it opens the logfile: only for tests that kill multi start there.
+const stepWaitEnv = "_MULTI_TEST_STEP_WAIT"
 
 // stepProcsEnv carries the GOMAXPROCS the node is to have ("" for none,
 // else "=" and the value): the step runs with GOMAXPROCS=1, since a Go

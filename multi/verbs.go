@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -52,7 +51,7 @@ func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
 // makeRunDir makes the rundir, and when it cannot, fails every result, so
 // that no node starts when none could be recorded.
 func (c *Cluster) makeRunDir(op string, results []Result) bool {
-	err := os.MkdirAll(c.rundir(), 0o755)
+	err := nodes.MakeDir(c.rundir())
 	if err == nil {
 		return true
 	}
@@ -87,7 +86,7 @@ func (c *Cluster) startOne(r *Result, verb string) {
 		if prevErr == nil {
 			err = nodes.WriteRecord(rundir, prev)
 		} else {
-			err = os.Remove(nodes.RecordPath(rundir, n.Name))
+			err = nodes.RemoveRecord(rundir, n.Name)
 		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			r.warn("could not put back the node's record: " + err.Error())

@@ -3,6 +3,7 @@ package nodes
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // DefaultRangePrefix is the prefix of the names a count expands to, as in
@@ -24,8 +25,15 @@ func isCount(s string) bool {
 	return true
 }
 
+// MaxNameLen is the longest short name, in bytes: every file multi makes
+// from a name must fit in a file name (255 bytes), and the longest is the
+// record's temp file, "." NAME ".tmp" and up to 10 digits.
+const MaxNameLen = 240
+
 // CheckName reports whether name can be a node's short name: not empty, no
-// '/', NUL or '@', not "." or "..", and not starting with '-'.
+// '/', NUL or '@', not "." or "..", not starting with '-', valid UTF-8
+// without control characters (they would reach terminals raw), and at most
+// [MaxNameLen] bytes.
 func CheckName(name string) error {
 	switch {
 	case name == "":
@@ -36,12 +44,30 @@ func CheckName(name string) error {
 		return fmt.Errorf("%w: %q contains '/', '@' or NUL", ErrBadName, name)
 	case name[0] == '-':
 		return fmt.Errorf("%w: %q starts with '-'", ErrBadName, name)
+	case hasControl(name):
+		return fmt.Errorf("%w: %q contains a control character or is not UTF-8", ErrBadName, name)
+	case len(name) > MaxNameLen:
+		return fmt.Errorf("%w: %.20q... is %d bytes long; names are at most %d bytes", ErrBadName, name, len(name), MaxNameLen)
 	}
 	return nil
 }
 
+// hasControl reports whether s is not valid UTF-8 or holds a control
+// character: C0 (below 0x20), DEL or C1 (0x80-0x9f).
+func hasControl(s string) bool {
+	if !utf8.ValidString(s) {
+		return true
+	}
+	for _, r := range s {
+		if r < 0x20 || (r >= 0x7f && r <= 0x9f) {
+			return true
+		}
+	}
+	return false
+}
+
 func checkHost(h string) error {
-	if h == "." || h == ".." || strings.ContainsAny(h, "/\x00@") {
+	if h == "." || h == ".." || strings.ContainsAny(h, "/\x00@") || hasControl(h) {
 		return fmt.Errorf("%w: host part %q", ErrBadName, h)
 	}
 	return nil

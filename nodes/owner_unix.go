@@ -18,6 +18,17 @@ import (
 // command of theirs from a record. Files of this user or of root, and
 // files in folders only this user or root can write to, are accepted.
 func checkOwner(st fs.FileInfo, path string) error {
+	dir := filepath.Dir(path)
+	dst, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("folder: %w", bareErr(err))
+	}
+	return checkOwnerIn(st, dir, dst)
+}
+
+// checkOwnerIn is [checkOwner] with the folder already looked at: dst
+// describes dir, the folder the file was opened in.
+func checkOwnerIn(st fs.FileInfo, dir string, dst fs.FileInfo) error {
 	sys, ok := st.Sys().(*syscall.Stat_t)
 	if !ok {
 		return nil
@@ -25,11 +36,6 @@ func checkOwner(st fs.FileInfo, path string) error {
 	uid, me := int(sys.Uid), os.Geteuid()
 	if uid == me || uid == 0 {
 		return nil
-	}
-	dir := filepath.Dir(path)
-	dst, err := os.Stat(dir)
-	if err != nil {
-		return fmt.Errorf("folder: %w", bareErr(err))
 	}
 	dsys, ok := dst.Sys().(*syscall.Stat_t)
 	if !ok {
@@ -41,4 +47,15 @@ func checkOwner(st fs.FileInfo, path string) error {
 	}
 	return fmt.Errorf("owned by uid %d, not by this user (uid %d) or root, in %s, which others can write to (owner uid %d, mode %s); refusing it",
 		uid, me, dir, downer, dst.Mode())
+}
+
+// checkOneLink refuses a file with more than one name: a hard link
+// planted in the folder to a file elsewhere (a file of root's, where
+// fs.protected_hardlinks is off) would have root write, truncate or chmod
+// that file. A pidfile, logfile or lock file multi made has one name.
+func checkOneLink(st fs.FileInfo) error {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
+		return fmt.Errorf("has %d hard links, so it may be a file outside the folder; refusing it", sys.Nlink)
+	}
+	return nil
 }

@@ -142,16 +142,23 @@ func openHandle(path string) (*Handle, error) {
 	return &Handle{f: f, path: path}, nil
 }
 
-// openPidfile opens path with flag, never following a symbolic link, and
-// returns it only if it is a regular file nobody planted (see
-// checkRegular). O_NONBLOCK: a FIFO planted at the path must not hang the
-// open. An absent file gives an error that wraps [fs.ErrNotExist].
+// openPidfile opens path with flag, never following a symbolic link (in
+// its folders too, see [openFolder]), and returns it only if it is a
+// regular file nobody planted (see checkRegularIn). O_NONBLOCK: a FIFO
+// planted at the path must not hang the open. With O_CREATE the missing
+// folders are made. An absent file gives an error that wraps
+// [fs.ErrNotExist].
 func openPidfile(path string, flag int, perm fs.FileMode) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|oNoFollow|oNonblock, perm)
+	d, err := openFolder(filepath.Dir(path), flag&os.O_CREATE != 0)
 	if err != nil {
 		return nil, describeOpenErr(path, err)
 	}
-	if err := checkRegular(f, path); err != nil {
+	defer d.Close()
+	f, err := d.open(filepath.Base(path), path, flag, perm)
+	if err != nil {
+		return nil, describeOpenErr(path, err)
+	}
+	if err := checkRegularIn(f, path, d); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -244,7 +251,7 @@ type Lock struct {
 	path string
 }
 
-// Acquire creates the pidfile's folder if needed, opens the pidfile without
+// Acquire creates the pidfile's folders if needed, opens the pidfile without
 // following a symbolic link, takes a POSIX write lock on the whole file
 // without waiting, and writes the caller's pid to it. When another live
 // process holds the lock, the error is a [*HeldError] (matching
@@ -254,9 +261,6 @@ func Acquire(path string) (*Lock, error) {
 	defer unlock()
 	if owned(path) {
 		return nil, &HeldError{Path: path, PID: os.Getpid()}
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("pidfile %s: %w", path, err)
 	}
 	f, err := lockFile(path, os.Getpid())
 	if err != nil {
@@ -374,13 +378,17 @@ func RemoveStale(path string) error {
 }
 
 // unlinkClose unlinks path if it still names f, then closes f, and returns
-// cause (or the first error met when cause is nil).
+// cause (or the first error met when cause is nil). The name is checked
+// and removed in its folder reached again without following an untrusted
+// link, so a folder swapped since the open cannot redirect the unlink.
 func unlinkClose(f *os.File, path string, cause error) error {
-	h := &Handle{f: f, path: path}
-	if h.SameFile() {
-		if err := os.Remove(path); err != nil && cause == nil && !errors.Is(err, fs.ErrNotExist) {
-			cause = fmt.Errorf("pidfile %s: %w", path, err)
+	if d, err := openFolder(filepath.Dir(path), false); err == nil {
+		if name := filepath.Base(path); d.sameFile(name, f) {
+			if err := d.remove(name); err != nil && cause == nil && !errors.Is(err, fs.ErrNotExist) {
+				cause = fmt.Errorf("pidfile %s: %w", path, bareErr(err))
+			}
 		}
+		d.Close()
 	}
 	if err := f.Close(); err != nil && cause == nil {
 		cause = err
@@ -388,10 +396,10 @@ func unlinkClose(f *os.File, path string, cause error) error {
 	return cause
 }
 
-// checkRegular refuses, on the open file, anything but a regular file, and
-// a file that another user owns in a folder others can write to (see
-// [checkOwner]).
-func checkRegular(f *os.File, path string) error {
+// checkRegularIn refuses, on the open file, anything but a regular file,
+// and a file that another user owns in a folder others can write to (see
+// [checkOwnerIn]); d is the folder it was opened in.
+func checkRegularIn(f *os.File, path string, d *folder) error {
 	st, err := f.Stat()
 	if err != nil {
 		return fmt.Errorf("pidfile %s: %w", path, bareErr(err))
@@ -399,7 +407,14 @@ func checkRegular(f *os.File, path string) error {
 	if !st.Mode().IsRegular() {
 		return fmt.Errorf("%w: %s is %s, not a regular file", ErrBadPidfile, path, describeType(st.Mode()))
 	}
-	if err := checkOwner(st, path); err != nil {
+	dst, err := d.stat()
+	if err != nil {
+		return fmt.Errorf("pidfile %s: folder: %w", path, bareErr(err))
+	}
+	if err := checkOwnerIn(st, d.path, dst); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrBadPidfile, path, err)
+	}
+	if err := checkOneLink(st); err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrBadPidfile, path, err)
 	}
 	return nil
@@ -434,6 +449,10 @@ func bareErr(err error) error {
 }
 
 func describeOpenErr(path string, err error) error {
+	var le *UnsafeLinkError
+	if errors.As(err, &le) {
+		return fmt.Errorf("%w: %s: %w", ErrBadPidfile, path, err)
+	}
 	if isSymlinkErr(err) {
 		return fmt.Errorf("%w: %s is a symbolic link (not followed)", ErrBadPidfile, path)
 	}
@@ -441,7 +460,7 @@ func describeOpenErr(path string, err error) error {
 		return fmt.Errorf("%w: %s is a directory", ErrBadPidfile, path)
 	}
 	var pe *fs.PathError
-	if errors.As(err, &pe) {
+	if errors.As(err, &pe) && pe.Path == path {
 		return fmt.Errorf("pidfile %s: %w", path, pe.Err)
 	}
 	return fmt.Errorf("pidfile %s: %w", path, err)

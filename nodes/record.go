@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -59,15 +62,41 @@ func WriteRecord(rundir string, n Node) error {
 		}
 		return fmt.Errorf("record %s: %w", path, err)
 	}
-	if err := os.MkdirAll(rundir, 0o755); err != nil {
-		return fail(err)
-	}
-	f, err := os.CreateTemp(rundir, "."+n.Name+".tmp*")
+	d, err := openFolder(rundir, true)
 	if err != nil {
 		return fail(err)
 	}
-	tmp := f.Name()
+	defer d.Close()
+	// A shared flock on the rundir's lock file while the temp file
+	// exists: a command removes only the leftovers of writers that hold
+	// none, dead ones.
+	lk, err := openRunLock(d)
+	if err != nil {
+		return fail(err)
+	}
+	defer lk.Close()
+	cleanTemps(d, lk)
+	if err := lockShared(lk); err != nil {
+		return fail(err)
+	}
+	var f *os.File
+	var tmp string
+	for try := 0; ; try++ {
+		tmp = "." + n.Name + ".tmp" + strconv.FormatUint(uint64(rand.Uint32()), 10)
+		f, err = d.open(tmp, path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if !errors.Is(err, fs.ErrExist) || try >= 100 {
+			break
+		}
+	}
+	if err != nil {
+		return fail(err)
+	}
+	recordWait()
 	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		// Through the descriptor: the name may have been swapped.
+		err = fchmod(f, 0o644)
+	}
 	if err == nil {
 		// On disk, so that a power loss cannot leave an empty record
 		// behind the rename; on a tmpfs such as /run it costs nothing.
@@ -77,26 +106,123 @@ func WriteRecord(rundir string, n Node) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
+		err = d.rename(tmp, filepath.Base(path))
 	}
 	if err != nil {
-		os.Remove(tmp)
+		d.remove(tmp)
 		return fail(err)
 	}
 	return nil
 }
 
+// tempRecord matches the temp files WriteRecord makes, and those that
+// os.CreateTemp made in earlier versions: ".NAME.tmpDIGITS".
+var tempRecord = regexp.MustCompile(`^\..+\.tmp[0-9]+$`)
+
+// runLock is the rundir's lock file (see cleanTemps). Mode 0600: flock
+// needs only an open descriptor, so a file others could open would let
+// any local user block every start (a lock on the folder itself would).
+const runLock = ".records.lock"
+
+// openRunLock opens, or makes, the rundir's lock file, as carefully as a
+// pidfile.
+func openRunLock(d *folder) (*os.File, error) {
+	path := filepath.Join(d.path, runLock)
+	f, err := d.open(runLock, path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s is %s, not a regular file", path, describeType(st.Mode()))
+	}
+	if err == nil {
+		var dst fs.FileInfo
+		if dst, err = d.stat(); err == nil {
+			err = checkOwnerIn(st, d.path, dst)
+		}
+	}
+	if err == nil {
+		err = checkOneLink(st)
+	}
+	if err == nil && st.Mode().Perm() != 0o600 {
+		err = fchmod(f, 0o600)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// cleanTemps removes the temp files of record writers that died before
+// their rename (killed mid-start), when it can take the flock of the
+// rundir's lock file lk exclusively: then no writer is at work. A writer
+// holds it shared from before its temp file exists until after the
+// rename; the kernel drops it when the writer dies.
+func cleanTemps(d *folder, lk *os.File) {
+	if flock(lk, true) != nil {
+		return
+	}
+	defer funlock(lk)
+	dir, err := d.readable()
+	if err != nil {
+		return
+	}
+	names, err := dir.Readdirnames(-1)
+	dir.Close()
+	if err != nil {
+		return
+	}
+	for _, name := range names {
+		if tempRecord.MatchString(name) {
+			d.remove(name) // in the rundir itself, whatever it is
+		}
+	}
+}
+
+// lockShared takes the rundir's flock shared, waiting up to about a second
+// for a command cleaning leftovers (microseconds) to finish.
+func lockShared(lk *os.File) error {
+	for try := 0; ; try++ {
+		err := flock(lk, false)
+		if err != errBusy || try >= 40 {
+			if err != nil {
+				return fmt.Errorf("cannot lock the folder: %w", err)
+			}
+			return nil
+		}
+		backoff(try)
+	}
+}
+
+// recordWaitEnv names a FIFO that WriteRecord opens, and so waits on,
+// once its temp file exists: only for tests that kill a start there or
+// swap the temp file.
+const recordWaitEnv = "_MULTI_TEST_RECORD_WAIT"
+
+func recordWait() {
+	if p := os.Getenv(recordWaitEnv); p != "" {
+		if f, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil {
+			f.Close()
+		}
+	}
+}
+
 // ReadRecord reads the record of the node named name from rundir. The
 // error wraps [fs.ErrNotExist] when there is none.
 func ReadRecord(rundir, name string) (Node, error) {
+	return readRecord(nil, rundir, name)
+}
+
+// readRecord is ReadRecord in the folder d already open, or with d nil in
+// rundir.
+func readRecord(d *folder, rundir, name string) (Node, error) {
 	if err := CheckName(name); err != nil {
 		return Node{}, err
 	}
 	path := RecordPath(rundir, name)
-	b, err := readRecordFile(path)
+	b, err := readRecordFile(d, path)
 	if err != nil {
 		return Node{}, fmt.Errorf("record %s: %w", path, err)
 	}
@@ -114,12 +240,26 @@ func ReadRecord(rundir, name string) (Node, error) {
 // ReadRecords reads every node record in rundir, ordered by index and then
 // by name. A missing rundir holds no records.
 func ReadRecords(rundir string) ([]Node, error) {
-	entries, err := os.ReadDir(rundir)
+	d, err := openFolder(rundir, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("rundir %s: %w", rundir, err)
+	}
+	defer d.Close()
+	if lk, err := openRunLock(d); err == nil {
+		cleanTemps(d, lk)
+		lk.Close()
+	}
+	dir, err := d.readable()
+	if err != nil {
+		return nil, fmt.Errorf("rundir %s: %w", rundir, err)
+	}
+	entries, err := dir.ReadDir(-1)
+	dir.Close()
+	if err != nil {
+		return nil, fmt.Errorf("rundir %s: %w", rundir, err)
 	}
 	var out []Node
 	for _, e := range entries {
@@ -127,7 +267,7 @@ func ReadRecords(rundir string) ([]Node, error) {
 		if !ok || !e.Type().IsRegular() || CheckName(name) != nil {
 			continue
 		}
-		n, err := ReadRecord(rundir, name)
+		n, err := readRecord(d, rundir, name)
 		if err != nil {
 			return nil, err
 		}
@@ -166,6 +306,8 @@ func (s Spec) Resolve() ([]Node, error) {
 			names[i] = r.Name + "@" + r.Host
 		}
 		s.Names, s.Prefix = names, ""
+	} else {
+		cleanRunDir(rundir) // ReadRecords did it in the branch above
 	}
 	ns, explicit, err := s.nodes()
 	if err != nil {
@@ -207,9 +349,17 @@ const maxRecord = 1 << 20
 // hanging on a FIFO, and refuses anything but a regular file, a file that
 // another user planted in a folder others can write to (a record holds a
 // command that restart runs), and a file over [maxRecord] bytes. An absent
-// file gives an error wrapping [fs.ErrNotExist].
-func readRecordFile(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|oNoFollow|oNonblock, 0)
+// file gives an error wrapping [fs.ErrNotExist]. d is its folder, or nil
+// to open it.
+func readRecordFile(d *folder, path string) ([]byte, error) {
+	if d == nil {
+		var err error
+		if d, err = openFolder(filepath.Dir(path), false); err != nil {
+			return nil, err
+		}
+		defer d.Close()
+	}
+	f, err := d.open(filepath.Base(path), path, os.O_RDONLY, 0)
 	if err != nil {
 		if isSymlinkErr(err) {
 			return nil, errors.New("is a symbolic link (not followed)")
@@ -224,7 +374,11 @@ func readRecordFile(path string) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("is %s, not a regular file", describeType(st.Mode()))
 	}
-	if err := checkOwner(st, path); err != nil {
+	dst, err := d.stat()
+	if err != nil {
+		return nil, bareErr(err)
+	}
+	if err := checkOwnerIn(st, d.path, dst); err != nil {
 		return nil, err
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxRecord+1))

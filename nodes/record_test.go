@@ -32,8 +32,8 @@ func TestRecords(t *testing.T) {
 		t.Errorf("ReadRecords = %+v; want %+v (in index order)", got, ns)
 	}
 	entries, _ := os.ReadDir(rundir)
-	if len(entries) != 2 {
-		t.Errorf("rundir holds %d entries; want the 2 records and no temporary file", len(entries))
+	if len(entries) != 3 || entries[0].Name() != ".records.lock" {
+		t.Errorf("rundir holds %v; want the lock file, the 2 records and no temporary file", entries)
 	}
 	if _, err := nodes.ReadRecord(rundir, "zz"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("ReadRecord(missing): %v; want ErrNotExist", err)

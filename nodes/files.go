@@ -1,0 +1,96 @@
+package nodes
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// OpenLogfile opens the logfile at path for appending, creating it (mode
+// 0644) and its missing folders, as carefully as a pidfile: no symbolic
+// link followed, at the file or on the way to it (see [openFolder]), no
+// hang on a FIFO, and only a regular file that nobody else planted (see
+// [checkOwnerIn]). Root appends node output to it, so a link planted by
+// the folder's owner must not point root at a file of root's.
+func OpenLogfile(path string) (*os.File, error) {
+	d, err := openFolder(filepath.Dir(path), true)
+	if err != nil {
+		return nil, fmt.Errorf("logfile %s: %w", path, bareErr(err))
+	}
+	defer d.Close()
+	f, err := d.open(filepath.Base(path), path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if isSymlinkErr(err) {
+		return nil, fmt.Errorf("logfile %s: is a symbolic link (not followed)", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("logfile %s: %w", path, bareErr(err))
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("is %s, not a regular file", describeType(st.Mode()))
+	}
+	if err == nil {
+		var dst os.FileInfo
+		if dst, err = d.stat(); err == nil {
+			err = checkOwnerIn(st, d.path, dst)
+		}
+	}
+	if err == nil {
+		err = checkOneLink(st)
+	}
+	if err == nil {
+		err = setBlocking(f)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("logfile %s: %w", path, bareErr(err))
+	}
+	return f, nil
+}
+
+// MakeDir makes the folder at path and its missing parents (mode 0755),
+// without following a symbolic link that someone other than root or this
+// user could have planted (see [openFolder]).
+func MakeDir(path string) error {
+	d, err := openFolder(path, true)
+	if err != nil {
+		return err
+	}
+	return d.Close()
+}
+
+// cleanRunDir removes the temp files that killed record writers left in
+// rundir (see cleanTemps); an absent rundir, or one whose lock file this
+// user cannot open, is left alone.
+func cleanRunDir(rundir string) {
+	d, err := openFolder(rundir, false)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	if lk, err := openRunLock(d); err == nil {
+		cleanTemps(d, lk)
+		lk.Close()
+	}
+}
+
+// RemoveRecord removes the record of the node named name from rundir,
+// reaching the rundir without following an untrusted link (see
+// [openFolder]), so that a rundir swapped for a link cannot make root
+// remove a file elsewhere. The error wraps [fs.ErrNotExist] when there is
+// no record.
+func RemoveRecord(rundir, name string) error {
+	if err := CheckName(name); err != nil {
+		return err
+	}
+	path := RecordPath(rundir, name)
+	d, err := openFolder(rundir, false)
+	if err != nil {
+		return fmt.Errorf("record %s: %w", path, err)
+	}
+	defer d.Close()
+	if err := d.remove(filepath.Base(path)); err != nil {
+		return fmt.Errorf("record %s: %w", path, bareErr(err))
+	}
+	return nil
+}

@@ -1,0 +1,398 @@
+//go:build unix
+
+package nodes_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/multi-launcher/multi/nodes"
+)
+
+// nobody is the other user of these tests: the owner of the folder root
+// was given, who plants links in it.
+const nobody = 65534
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to make links and folders of another user")
+	}
+}
+
+// rootFile makes a file of root's, mode 0600, outside every folder multi
+// is given, and returns a check that it is unchanged.
+func rootFile(t *testing.T, path string) (unchanged func()) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte("root's secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		st, serr := os.Stat(path)
+		if err != nil || serr != nil || string(b) != "root's secret\n" || st.Mode() != 0o600 {
+			t.Errorf("root's file %s changed: %q %v, mode %v %v", path, b, err, st.Mode(), serr)
+		}
+	}
+}
+
+// A symbolic link on the way to a file is followed only when nobody but
+// root (or this user) could have made or swapped it; each case below
+// fails one rule only, and nothing is created where the link points.
+func TestFolderLinks(t *testing.T) {
+	needRoot(t)
+	t.Parallel()
+	base := t.TempDir()
+	os.Chmod(base, 0o755)
+	outside := filepath.Join(base, "outside")
+	os.Mkdir(outside, 0o755)
+	mk := func(dir string, mode os.FileMode, uid int) string {
+		t.Helper()
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(dir, mode)
+		os.Chown(dir, uid, uid)
+		return dir
+	}
+	link := func(dir string, uid int) string {
+		t.Helper()
+		l := filepath.Join(dir, "l")
+		if err := os.Symlink(outside, l); err != nil {
+			t.Fatal(err)
+		}
+		os.Lchown(l, uid, uid)
+		return l
+	}
+	for _, c := range []struct {
+		name string
+		mode os.FileMode
+		// uids of the folder and of the link in it
+		dirUID, linkUID int
+		want            string // "" when the link is followed
+	}{
+		{"link-of-another-user", 0o755, 0, nobody, "owned by uid 65534, who could point it anywhere"},
+		{"folder-of-another-user", 0o755, nobody, 0, "a folder of uid 65534, who could swap it"},
+		{"folder-others-write", 0o777, 0, 0, "which others can write to (mode 777)"},
+		{"root-link-root-folder", 0o755, 0, 0, ""},
+		{"root-link-sticky-folder", 0o777 | os.ModeSticky, 0, 0, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := mk(filepath.Join(base, c.name), c.mode, c.dirUID)
+			l := link(dir, c.linkUID)
+			target := filepath.Join(outside, c.name)
+			err := nodes.MakeDir(filepath.Join(l, c.name))
+			_, serr := os.Stat(target)
+			if c.want == "" {
+				if err != nil || serr != nil {
+					t.Errorf("trusted link not followed: %v, %v", err, serr)
+				}
+				return
+			}
+			var le *nodes.UnsafeLinkError
+			if !errors.As(err, &le) || le.Link != l || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("MakeDir through %s: %v; want an UnsafeLinkError saying %q", l, err, c.want)
+			}
+			if serr == nil {
+				t.Errorf("%s was created through the link", target)
+			}
+		})
+	}
+}
+
+// A logfile that is a link planted by the owner of its folder is not
+// opened: not when it points at a file of root's, not when it dangles (no
+// file made at its target), not when a folder on the way is such a link.
+func TestOpenLogfileRefusesPlanted(t *testing.T) {
+	needRoot(t)
+	t.Parallel()
+	base := t.TempDir()
+	os.Chmod(base, 0o755)
+	secret := filepath.Join(base, "secret")
+	unchanged := rootFile(t, secret)
+	dir := filepath.Join(base, "theirs")
+	os.Mkdir(dir, 0o755)
+	os.Chown(dir, nobody, nobody)
+	plant := func(name, target string) string {
+		p := filepath.Join(dir, name)
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+		os.Lchown(p, nobody, nobody)
+		return p
+	}
+	toSecret := plant("w1.log", secret)
+	dangling := plant("w2.log", filepath.Join(base, "created"))
+	folder := plant("w3", base)
+	for path, want := range map[string]string{
+		toSecret:                        "logfile " + toSecret + ": is a symbolic link (not followed)",
+		dangling:                        "logfile " + dangling + ": is a symbolic link (not followed)",
+		filepath.Join(folder, "w3.log"): "logfile " + folder + "/w3.log: folder " + folder + " is a symbolic link owned by uid 65534",
+	} {
+		f, err := nodes.OpenLogfile(path)
+		if err == nil {
+			f.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("OpenLogfile(%s): %v; want %q", path, err, want)
+		}
+	}
+	unchanged()
+	for _, p := range []string{filepath.Join(base, "created"), filepath.Join(base, "w3.log")} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s was created through a link", p)
+		}
+	}
+	// A FIFO there is refused at once rather than waited on, and also
+	// when its planter holds it open for reading.
+	fifo := filepath.Join(dir, "w4.log")
+	syscall.Mkfifo(fifo, 0o644)
+	if f, err := nodes.OpenLogfile(fifo); err == nil {
+		f.Close()
+		t.Errorf("OpenLogfile opened a FIFO")
+	}
+	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if f, err := nodes.OpenLogfile(fifo); err == nil || !strings.Contains(err.Error(), "is a FIFO, not a regular file") {
+		if err == nil {
+			f.Close()
+		}
+		t.Errorf("OpenLogfile of a FIFO with a reader: %v", err)
+	}
+	// Another user's logfile in a folder others can write to.
+	shared := filepath.Join(base, "shared")
+	os.Mkdir(shared, 0o755)
+	os.Chmod(shared, 0o777|os.ModeSticky)
+	planted := filepath.Join(shared, "w6.log")
+	os.WriteFile(planted, nil, 0o666)
+	os.Chown(planted, nobody, nobody)
+	if f, err := nodes.OpenLogfile(planted); err == nil || !strings.Contains(err.Error(), "owned by uid 65534") {
+		if err == nil {
+			f.Close()
+		}
+		t.Errorf("OpenLogfile of a planted file: %v", err)
+	}
+	// The owner's own regular file is fine in a folder only they can write.
+	own := filepath.Join(base, "w5.log")
+	f, err := nodes.OpenLogfile(own)
+	if err != nil {
+		t.Fatalf("OpenLogfile of a plain path: %v", err)
+	}
+	f.Close()
+}
+
+// A pidfile whose folder was swapped for a link by the folder's owner is
+// neither opened, locked, truncated nor removed: the root file the link
+// leads to keeps its text.
+func TestPidfileFolderLink(t *testing.T) {
+	needRoot(t)
+	t.Parallel()
+	base := t.TempDir()
+	os.Chmod(base, 0o755)
+	victim := filepath.Join(base, "victim")
+	os.Mkdir(victim, 0o755)
+	unchanged := rootFile(t, filepath.Join(victim, "node.pid"))
+	dir := filepath.Join(base, "theirs")
+	os.Mkdir(dir, 0o755)
+	os.Chown(dir, nobody, nobody)
+	l := filepath.Join(dir, "w1")
+	os.Symlink(victim, l)
+	os.Lchown(l, nobody, nobody)
+	pidfile := filepath.Join(l, "node.pid")
+	want := "bad pidfile: " + pidfile + ": folder " + l + " is a symbolic link owned by uid 65534"
+	check := func(what string, err error) {
+		t.Helper()
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v; want %q", what, err, want)
+		}
+	}
+	lk, err := nodes.Acquire(pidfile)
+	if err == nil {
+		lk.Release()
+	}
+	check("Acquire", err)
+	check("RemoveStale", nodes.RemoveStale(pidfile))
+	_, err = nodes.Inspect(pidfile)
+	check("Inspect", err)
+	unchanged()
+}
+
+// The record's temp file swapped for a link to a root file while the
+// record is written: its mode is set through the descriptor, so the root
+// file keeps mode 0600 (a chmod by path made it 0644).
+func TestRecordTempSwapped(t *testing.T) {
+	needRoot(t)
+	base := t.TempDir()
+	secret := filepath.Join(base, "secret")
+	unchanged := rootFile(t, secret)
+	rundir := filepath.Join(base, "run")
+	fifo := filepath.Join(base, "wait")
+	syscall.Mkfifo(fifo, 0o600)
+	t.Setenv("_MULTI_TEST_RECORD_WAIT", fifo)
+	done := make(chan error, 1)
+	go func() {
+		done <- nodes.WriteRecord(rundir, nodes.Node{Name: "w1", Command: []string{"true"}, PidFile: "/r/w1.pid", LogFile: "/r/w1.log"})
+	}()
+	tmp := ""
+	for deadline := time.Now().Add(30 * time.Second); tmp == ""; {
+		m, _ := filepath.Glob(filepath.Join(rundir, ".w1.tmp*"))
+		if len(m) > 0 {
+			tmp = m[0]
+		} else if time.Now().After(deadline) {
+			t.Fatal("no temp file appeared")
+		} else {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if err := os.Remove(tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, tmp); err != nil {
+		t.Fatal(err)
+	}
+	// Let the writer go on: it waits to open the FIFO for writing.
+	f, err := os.Open(fifo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	t.Logf("WriteRecord: %v", <-done)
+	unchanged()
+}
+
+// Control characters and invalid UTF-8 are bad names, and so is a name
+// too long for the files made from it, with the limit stated.
+func TestCheckNameControlAndLength(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"w\n1", "w\x1b[31m", "w\x7f", "w\u0085", "w\xff", "\t"} {
+		err := nodes.CheckName(name)
+		if !errors.Is(err, nodes.ErrBadName) || !strings.Contains(err.Error(), "contains a control character") {
+			t.Errorf("CheckName(%q) = %v", name, err)
+		}
+	}
+	if err := nodes.CheckName(strings.Repeat("a", nodes.MaxNameLen)); err != nil {
+		t.Errorf("a name of %d bytes: %v", nodes.MaxNameLen, err)
+	}
+	for _, n := range []int{nodes.MaxNameLen + 1, 246, 250} {
+		err := nodes.CheckName(strings.Repeat("é", n/2) + strings.Repeat("a", n%2))
+		if !errors.Is(err, nodes.ErrBadName) || !strings.Contains(err.Error(), "names are at most 240 bytes") {
+			t.Errorf("a name of %d bytes: %v", n, err)
+		}
+	}
+	// The longest name's files can all be made.
+	long := strings.Repeat("a", nodes.MaxNameLen)
+	rundir := t.TempDir()
+	if err := nodes.WriteRecord(rundir, nodes.Node{Name: long, Command: []string{"true"}, PidFile: "/r/x.pid", LogFile: "/r/x.log"}); err != nil {
+		t.Errorf("WriteRecord of the longest name: %v", err)
+	}
+}
+
+// WriteRecord removes the temp files of killed writers, which hold no
+// flock on the rundir's lock file, and keeps them while someone holds it
+// shared, as a writer at work does.
+func TestWriteRecordRemovesLeftovers(t *testing.T) {
+	t.Parallel()
+	rundir := t.TempDir()
+	leftover := filepath.Join(rundir, ".w0.tmp123")
+	other := filepath.Join(rundir, "w0.tmp123") // not ours: kept
+	os.WriteFile(other, nil, 0o644)
+	n := nodes.Node{Name: "w1", Command: []string{"true"}, PidFile: "/r/w1.pid", LogFile: "/r/w1.log"}
+
+	os.WriteFile(leftover, nil, 0o644)
+	d, err := os.OpenFile(filepath.Join(rundir, ".records.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_SH); err != nil {
+		t.Fatal(err)
+	}
+	if err := nodes.WriteRecord(rundir, n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(leftover); err != nil {
+		t.Errorf("a temp file removed while a writer may be at work: %v", err)
+	}
+	d.Close()
+
+	if err := nodes.WriteRecord(rundir, n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(leftover); err == nil {
+		t.Errorf("%s left behind", leftover)
+	}
+	if _, err := os.Lstat(other); err != nil {
+		t.Errorf("%s removed: %v", other, err)
+	}
+}
+
+// The rundir's lock file is 0600, so that no other user can take its
+// flock and so block every start (or every cleaning), and a lock file
+// another user planted in a folder others can write is refused.
+func TestRunLockPrivate(t *testing.T) {
+	needRoot(t)
+	t.Parallel()
+	rundir := t.TempDir()
+	n := nodes.Node{Name: "w1", Command: []string{"true"}, PidFile: "/r/w1.pid", LogFile: "/r/w1.log"}
+	lock := filepath.Join(rundir, ".records.lock")
+	os.WriteFile(lock, nil, 0o644) // as if made by hand
+	if err := nodes.WriteRecord(rundir, n); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(lock); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("lock file: %v, %v; want mode 0600", st.Mode(), err)
+	}
+	os.Chmod(rundir, 0o777|os.ModeSticky)
+	os.Remove(lock)
+	os.WriteFile(lock, nil, 0o666)
+	os.Chown(lock, nobody, nobody)
+	if err := nodes.WriteRecord(rundir, n); err == nil || !strings.Contains(err.Error(), "owned by uid 65534") {
+		t.Errorf("WriteRecord with a planted lock file: %v", err)
+	}
+}
+
+// A hard link to a root file planted as the pidfile, the logfile or the
+// rundir's lock file is refused: the root file is neither truncated,
+// written, appended to nor chmod'ed.
+func TestRefuseHardLinks(t *testing.T) {
+	needRoot(t)
+	t.Parallel()
+	base := t.TempDir()
+	secret := filepath.Join(base, "secret")
+	unchanged := rootFile(t, secret)
+	dir := filepath.Join(base, "theirs")
+	os.Mkdir(dir, 0o755)
+	os.Chown(dir, nobody, nobody)
+	for _, name := range []string{"w1.pid", "w1.log", ".records.lock"} {
+		if err := os.Link(secret, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const want = "has 4 hard links"
+	check := func(what string, err error) {
+		t.Helper()
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v; want %q", what, err, want)
+		}
+	}
+	lk, err := nodes.Acquire(filepath.Join(dir, "w1.pid"))
+	if err == nil {
+		lk.Close()
+	}
+	check("Acquire", err)
+	f, err := nodes.OpenLogfile(filepath.Join(dir, "w1.log"))
+	if err == nil {
+		f.Close()
+	}
+	check("OpenLogfile", err)
+	check("WriteRecord", nodes.WriteRecord(dir, nodes.Node{Name: "w1", Command: []string{"true"}, PidFile: "/r/w1.pid", LogFile: "/r/w1.log"}))
+	unchanged()
+}

@@ -1,0 +1,224 @@
+//go:build unix
+
+package nodes
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxLinks bounds the trusted symbolic links one walk follows, as the
+// kernel's own 40.
+const maxLinks = 40
+
+// A folder is a directory reached by [openFolder]: every file multi
+// creates, opens, renames or removes in it is named relative to it, so
+// that swapping a folder on the path for a symbolic link after the walk
+// cannot send the operation elsewhere.
+type folder struct {
+	f    *os.File // O_PATH on Linux: enough for the *at calls
+	path string
+}
+
+// openFolder opens the folder at path one element at a time from "/",
+// never following a symbolic link it cannot trust, and, with create,
+// makes the missing folders (mode 0755 less the umask) with mkdirat in the
+// folder just opened.
+//
+// A symbolic link on the way is followed only when nobody but root or
+// this user could have made it or swapped it: the link is owned by root
+// or this user, and so is the folder it sits in, which nobody else can
+// write to (a sticky folder, as /tmp, counts as safe, since there nobody
+// else can rename or remove the link). That keeps /var/run -> /run and
+// links of one's own, and refuses a link the owner of the folder multi
+// was given planted there for root to follow: the error names the link
+// and who could have planted it. The same walk, the same answer, on every
+// unix. On Linux a path without any link is opened in one openat2 call
+// (see openFast); its RESOLVE_NO_SYMLINKS alone would refuse the trusted
+// links too, so a path with links takes the walk.
+func openFolder(path string, create bool) (*folder, error) {
+	if !filepath.IsAbs(path) {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return nil, err
+		}
+		path = abs
+	}
+	path = filepath.Clean(path)
+	if fd, ok := openFast(path); ok {
+		return &folder{f: os.NewFile(uintptr(fd), path), path: path}, nil
+	}
+	fd, err := unix.Open("/", oPath|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: "/", Err: err}
+	}
+	here, links := "/", 0
+	rest := strings.Split(path, "/")
+	for len(rest) > 0 {
+		name := rest[0]
+		rest = rest[1:]
+		if name == "" || name == "." {
+			continue
+		}
+		next, err := unix.Openat(fd, name, oPath|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == unix.ENOENT && create {
+			if err = unix.Mkdirat(fd, name, 0o755); err == nil || err == unix.EEXIST {
+				next, err = unix.Openat(fd, name, oPath|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			}
+		}
+		if err != nil {
+			var st unix.Stat_t
+			if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+				unix.Close(fd)
+				op := "open"
+				if create {
+					op = "mkdir"
+				}
+				return nil, &fs.PathError{Op: op, Path: filepath.Join(here, name), Err: err}
+			}
+			target, err := trustedLink(fd, name, &st, filepath.Join(here, name), here)
+			if err == nil && links >= maxLinks {
+				err = &fs.PathError{Op: "open", Path: path, Err: unix.ELOOP}
+			}
+			if err != nil {
+				unix.Close(fd)
+				return nil, err
+			}
+			links++
+			if filepath.IsAbs(target) {
+				unix.Close(fd)
+				if fd, err = unix.Open("/", oPath|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+					return nil, &fs.PathError{Op: "open", Path: "/", Err: err}
+				}
+				here = "/"
+			}
+			rest = append(strings.Split(target, "/"), rest...)
+			continue
+		}
+		unix.Close(fd)
+		fd, here = next, filepath.Join(here, name)
+	}
+	return &folder{f: os.NewFile(uintptr(fd), path), path: path}, nil
+}
+
+// An UnsafeLinkError is a symbolic link on the way to a file that someone
+// other than root or this user could have planted or swapped; it is not
+// followed.
+type UnsafeLinkError struct {
+	Link string
+	Why  string
+}
+
+func (e *UnsafeLinkError) Error() string {
+	return "folder " + e.Link + " is a symbolic link " + e.Why + "; not followed"
+}
+
+// trustedLink returns the target of the link name in the folder dirfd if
+// the link can be trusted (see [openFolder]).
+func trustedLink(dirfd int, name string, st *unix.Stat_t, link, dir string) (string, error) {
+	me := uint32(os.Geteuid())
+	var dst unix.Stat_t
+	if err := unix.Fstat(dirfd, &dst); err != nil {
+		return "", &fs.PathError{Op: "stat", Path: dir, Err: err}
+	}
+	switch {
+	case st.Uid != 0 && st.Uid != me:
+		return "", &UnsafeLinkError{link, fmt.Sprintf("owned by uid %d, who could point it anywhere", st.Uid)}
+	case dst.Uid != 0 && dst.Uid != me:
+		return "", &UnsafeLinkError{link, fmt.Sprintf("in %s, a folder of uid %d, who could swap it", dir, dst.Uid)}
+	case dst.Mode&0o022 != 0 && dst.Mode&unix.S_ISVTX == 0:
+		return "", &UnsafeLinkError{link, fmt.Sprintf("in %s, which others can write to (mode %o)", dir, dst.Mode&0o7777)}
+	}
+	buf := make([]byte, 4096)
+	n, err := unix.Readlinkat(dirfd, name, buf)
+	if err != nil {
+		return "", &fs.PathError{Op: "readlink", Path: link, Err: err}
+	}
+	return string(buf[:n]), nil
+}
+
+func (d *folder) fd() int { return int(d.f.Fd()) }
+
+// Close closes the folder.
+func (d *folder) Close() error { return d.f.Close() }
+
+// stat describes the folder itself, for [checkOwnerIn].
+func (d *folder) stat() (fs.FileInfo, error) { return d.f.Stat() }
+
+// open opens name in the folder with flag, never following a symbolic
+// link and never hanging on a FIFO (O_NONBLOCK stays set; clear it with
+// setBlocking). Errors are *fs.PathError naming path.
+func (d *folder) open(name, path string, flag int, perm fs.FileMode) (*os.File, error) {
+	fd, err := unix.Openat(d.fd(), name, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, uint32(perm.Perm()))
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// sameFile reports whether name in the folder, not followed if a link,
+// is the file f has open.
+func (d *folder) sameFile(name string, f *os.File) bool {
+	var a, b unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &a) != nil || unix.Fstatat(d.fd(), name, &b, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return false
+	}
+	return a.Dev == b.Dev && a.Ino == b.Ino
+}
+
+// remove unlinks name in the folder.
+func (d *folder) remove(name string) error {
+	if err := unix.Unlinkat(d.fd(), name, 0); err != nil {
+		return &fs.PathError{Op: "remove", Path: filepath.Join(d.path, name), Err: err}
+	}
+	return nil
+}
+
+// rename renames old to new, both in the folder.
+func (d *folder) rename(old, new string) error {
+	if err := unix.Renameat(d.fd(), old, d.fd(), new); err != nil {
+		return &os.LinkError{Op: "rename", Old: old, New: new, Err: err}
+	}
+	return nil
+}
+
+// readable opens the folder itself for reading its names or taking a
+// flock on it.
+func (d *folder) readable() (*os.File, error) {
+	fd, err := unix.Openat(d.fd(), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: d.path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), d.path), nil
+}
+
+// errBusy: a flock taken without waiting is held by another.
+var errBusy = errors.New("busy")
+
+// flock takes a flock(2) on f, shared or exclusive, without waiting. A
+// flock belongs to the open file, so two in one process exclude each
+// other as two processes do, and the kernel drops it when its holder dies.
+func flock(f *os.File, exclusive bool) error {
+	how := unix.LOCK_SH
+	if exclusive {
+		how = unix.LOCK_EX
+	}
+	err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
+	if err == unix.EWOULDBLOCK {
+		return errBusy
+	}
+	return err
+}
+
+// fchmod sets f's mode through its descriptor, never through a path that
+// may have been swapped.
+func fchmod(f *os.File, mode fs.FileMode) error { return f.Chmod(mode) }
+
+// funlock lets go of f's flock.
+func funlock(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_UN) }
