@@ -60,15 +60,16 @@ func MakeDir(path string) error {
 }
 
 // cleanRunDir removes the temp files that killed record writers left in
-// rundir (see cleanTemps); an absent rundir, or one whose lock file this
-// user cannot open, is left alone.
+// rundir (see cleanTemps); an absent rundir, one without a lock file (no
+// writer ever made a temp file there), or one whose lock file this user
+// cannot open, is left alone.
 func cleanRunDir(rundir string) {
 	d, err := openFolder(rundir, false)
 	if err != nil {
 		return
 	}
 	defer d.Close()
-	if lk, err := openRunLock(d); err == nil {
+	if lk, err := openRunLock(d, false); err == nil {
 		cleanTemps(d, lk)
 		lk.Close()
 	}

@@ -70,7 +70,7 @@ func WriteRecord(rundir string, n Node) error {
 	// A shared flock on the rundir's lock file while the temp file
 	// exists: a command removes only the leftovers of writers that hold
 	// none, dead ones.
-	lk, err := openRunLock(d)
+	lk, err := openRunLock(d, true)
 	if err != nil {
 		return fail(err)
 	}
@@ -124,11 +124,16 @@ var tempRecord = regexp.MustCompile(`^\..+\.tmp[0-9]+$`)
 // any local user block every start (a lock on the folder itself would).
 const runLock = ".records.lock"
 
-// openRunLock opens, or makes, the rundir's lock file, as carefully as a
-// pidfile.
-func openRunLock(d *folder) (*os.File, error) {
+// openRunLock opens the rundir's lock file as carefully as a pidfile, and
+// with create makes it if it is missing. Only writers create it, so that a
+// command that only reads leaves the rundir as it found it.
+func openRunLock(d *folder, create bool) (*os.File, error) {
 	path := filepath.Join(d.path, runLock)
-	f, err := d.open(runLock, path, os.O_RDWR|os.O_CREATE, 0o600)
+	flag := os.O_RDWR
+	if create {
+		flag |= os.O_CREATE
+	}
+	f, err := d.open(runLock, path, flag, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +253,7 @@ func ReadRecords(rundir string) ([]Node, error) {
 		return nil, fmt.Errorf("rundir %s: %w", rundir, err)
 	}
 	defer d.Close()
-	if lk, err := openRunLock(d); err == nil {
+	if lk, err := openRunLock(d, false); err == nil {
 		cleanTemps(d, lk)
 		lk.Close()
 	}
