@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"os"
+	"strconv"
 	"time"
 )
 
@@ -10,8 +11,9 @@ import (
 // are deterministic. They are not for use outside tests.
 const (
 	// TestHoldEnv set to a path makes [Acquire] (so a node's exec step)
-	// and [RemoveStale], right after taking their lock, create PATH.held
-	// and wait until PATH exists (at most a minute) before they go on.
+	// and [RemoveStale], right after taking their lock, write their pid to
+	// PATH.held and wait until PATH exists (at most a minute) before they
+	// go on.
 	TestHoldEnv = "_MULTI_TEST_HOLD_LOCK"
 	// TestBriefEnv set to a path makes a multi that waits out a brief
 	// lock (see [BriefWait]) create PATH as it starts to wait, which can
@@ -25,7 +27,7 @@ func testHoldLock() {
 	if path == "" {
 		return
 	}
-	touch(path + ".held")
+	os.WriteFile(path+".held", []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		if _, err := os.Stat(path); err == nil {
