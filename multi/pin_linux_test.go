@@ -2,10 +2,13 @@ package multi_test
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -99,4 +102,45 @@ func waitFree(t *testing.T, path string) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// StopWait and Restart with a stop signal would wait for ever: they
+// refuse, and signal nothing.
+func TestStopWaitRefusesStopSignal(t *testing.T) {
+	t.Parallel()
+	c := cluster(t, "term", "w1")
+	if _, err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	waitUp(t, c.Nodes[0])
+	pid := holderOf(t, c.Nodes[0])
+	// The timeout only bounds a failing test, which would wait for ever.
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	for _, sig := range []syscall.Signal{syscall.SIGSTOP, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU} {
+		c.Signal = sig
+		if _, err := c.StopWait(ctx); !errors.Is(err, multi.ErrStopSignal) {
+			t.Errorf("StopWait -%s: %v; want ErrStopSignal", multi.SignalName(sig), err)
+		}
+		if _, err := c.Restart(ctx); !errors.Is(err, multi.ErrStopSignal) {
+			t.Errorf("Restart -%s: %v; want ErrStopSignal", multi.SignalName(sig), err)
+		}
+		if exited(pid) || procState(pid) == 'T' || holderOf(t, c.Nodes[0]) != pid {
+			t.Fatalf("-%s: node pid %d was signalled", multi.SignalName(sig), pid)
+		}
+	}
+}
+
+// procState is the state letter in /proc/PID/stat.
+func procState(pid int) byte {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return 0
+	}
+	return s[i+2]
 }
