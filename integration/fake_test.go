@@ -30,6 +30,9 @@ import (
 //   - -fork FILE: start a child fakenode (with the same -ignore-term and
 //     -max) in the same process group, and write the child's pid to FILE
 //     once the child handles signals, before -ready.
+//   - -lock FILE: hold a lock on FILE that is not a node's (-lock-kind
+//     read: a POSIX read lock; ofd: an OFD write lock; range: a POSIX
+//     write lock on byte 0 only), taken before -ready.
 //   - -close-lock-on FILE: once FILE exists, close the inherited pidfile
 //     descriptor ($MULTI_PIDFILE_FD), which drops the pidfile's lock, and
 //     write FILE.closed.
@@ -45,6 +48,8 @@ func fakeNode() {
 	count := fs.String("count", "", "append the pid to this file at start")
 	fork := fs.String("fork", "", "start a child fakenode and write its pid to this file")
 	closeLockOn := fs.String("close-lock-on", "", "close the inherited pidfile descriptor once this file exists")
+	lockOn := fs.String("lock", "", "hold a lock that is not a node's on this file")
+	lockKind := fs.String("lock-kind", "read", "the -lock: read, ofd or range")
 	fs.Parse(os.Args[1:])
 
 	if *count != "" {
@@ -100,6 +105,12 @@ func fakeNode() {
 		signal.Notify(sigs, syscall.SIGTERM)
 	}
 	fmt.Printf("fakenode: running as pid %d\n", os.Getpid())
+	if *lockOn != "" {
+		if err := takeLock(*lockOn, *lockKind); err != nil {
+			fmt.Fprintln(os.Stderr, "fakenode: lock:", err)
+			os.Exit(1)
+		}
+	}
 	if *fork != "" {
 		startChild(*fork, *ignoreTerm, *max)
 	}

@@ -112,6 +112,7 @@ func scriptParams(t *testing.T) testscript.Params {
 			"locked":   cmdLocked,
 			"cleanup":  cmdCleanup,
 			"waitgrep": cmdWaitGrep,
+			"selflock": cmdSelfLock,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
@@ -455,4 +456,16 @@ func cmdWaitGrep(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// selflock PIDFILE makes the script's own process lock PIDFILE as a node
+// does (pid 1 in TestPidNamespace, where multi must refuse to signal it),
+// until the script ends.
+func cmdSelfLock(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: selflock pidfile")
+	}
+	l, err := nodes.Acquire(ts.MkAbs(args[0]))
+	ts.Check(err)
+	ts.Defer(func() { l.Release() })
 }

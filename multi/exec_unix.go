@@ -72,6 +72,8 @@ func execStep(args []string, selfLock bool) {
 		// the same, before anything starts.
 		if info, err := nodes.Inspect(pidfile); err != nil {
 			fail("fail", err)
+		} else if info.State == nodes.Foreign {
+			fail("foreign", info.LockErr)
 		} else if info.State == nodes.Running || info.State == nodes.Elsewhere {
 			fail("held", errors.New(strconv.Itoa(info.PID)))
 		}
@@ -81,6 +83,9 @@ func execStep(args []string, selfLock bool) {
 		var held *nodes.HeldError
 		if errors.As(err, &held) {
 			fail("held", errors.New(strconv.Itoa(held.PID)))
+		}
+		if errors.Is(err, nodes.ErrForeignLock) {
+			fail("foreign", err)
 		}
 		if err != nil {
 			fail("fail", err)
@@ -199,6 +204,9 @@ func spawn(n nodes.Node, env []string, lockTimeout time.Duration, detach bool) (
 			pid, _ := strconv.Atoi(string(text))
 			return 0, &nodes.HeldError{Path: n.PidFile, PID: pid}
 		}
+		if string(kind) == "foreign" {
+			return 0, &stepError{msg: string(text), is: ErrForeignLock}
+		}
 		return 0, errors.New(string(text))
 	}
 	// The pipe closed with nothing said: the exec happened, or the step
@@ -221,6 +229,16 @@ func spawn(n nodes.Node, env []string, lockTimeout time.Duration, detach bool) (
 	}
 	return pid, nil
 }
+
+// stepError is a failure the exec step reported, with the error it
+// matches.
+type stepError struct {
+	msg string
+	is  error
+}
+
+func (e *stepError) Error() string { return e.msg }
+func (e *stepError) Unwrap() error { return e.is }
 
 // errLockDropped: the node's command runs but does not hold its pidfile's
 // lock, so no later multi could ever see or stop it.

@@ -12,3 +12,10 @@ func SignalNode(path string, expect int, sig syscall.Signal, group bool) (int, e
 	info, err := signalNode(path, expect, sig, group)
 	return info.PID, err
 }
+
+// SetTestHookBeforePin sets the hook that runs between the lock test that
+// names a holder and the pidfd that pins it, until the returned func.
+func SetTestHookBeforePin(f func(pid int)) (restore func()) {
+	testHookBeforePin = f
+	return func() { testHookBeforePin = nil }
+}

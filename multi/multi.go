@@ -65,7 +65,18 @@ var (
 	ErrExitedAtOnce = errors.New("exited at once")
 	// ErrNoLock: a self-locking node did not take its lock in time.
 	ErrNoLock = errors.New("did not lock its pidfile")
+	// ErrForeignLock: the node's pidfile is locked, but not as a node
+	// locks it (a read lock, an OFD lock, a lock on part of the file); the
+	// locker is named, and never signalled. See [nodes.ForeignError].
+	ErrForeignLock = nodes.ErrForeignLock
+	// ErrStopSignal: StopWait or Restart was asked to send a signal that
+	// stops a process without ending it, so the wait could never end.
+	ErrStopSignal = errors.New("a stop signal never ends a node; the wait would never end")
 )
+
+// IsStopSignal reports whether sig stops a process rather than asking it
+// to end: SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU.
+func IsStopSignal(sig syscall.Signal) bool { return isStopSignal(sig) }
 
 // A NodeError records a verb that failed on one node.
 type NodeError struct {

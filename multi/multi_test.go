@@ -1,6 +1,7 @@
 package multi_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -28,6 +29,9 @@ import (
 const nodeEnv = "MULTI_TEST_NODE"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(nodeEnv) == "unlock" {
+		unlockNode()
+	}
 	if role := os.Getenv(nodeEnv); role != "" {
 		if role == "fork" {
 			// A node with a child in its process group: the child is
@@ -66,6 +70,27 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(m.Run())
+}
+
+// unlockNode is the "unlock" role: it locks the pidfile in
+// $MULTI_TEST_LOCK as a node does, says "up", and at a line on stdin lets
+// go of the lock, keeping the file, and says "unlocked"; it exits 0 at the
+// end of stdin. It handles no signal: a SIGTERM kills it.
+func unlockNode() {
+	l, err := nodes.Acquire(os.Getenv("MULTI_TEST_LOCK"))
+	if err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+	fmt.Println("up")
+	in := bufio.NewScanner(os.Stdin)
+	if in.Scan() {
+		l.Close()
+		fmt.Println("unlocked")
+	}
+	for in.Scan() {
+	}
+	os.Exit(0)
 }
 
 // cluster returns a cluster of the named nodes in a fresh rundir, running

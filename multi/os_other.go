@@ -16,6 +16,7 @@ import (
 const maxSignal = 32
 
 func signalName(sig syscall.Signal) string { return "" }
+func isStopSignal(sig syscall.Signal) bool { return false }
 func signalNum(name string) syscall.Signal {
 	switch name {
 	case "SIGTERM":

@@ -19,13 +19,14 @@ const pidfdSignalProcessGroup = 1 << 2
 // (pidfd_send_signal(2)). Once the pidfd is open, the process it names
 // cannot be confused with another even if it dies, so a holder seen after
 // the open is the pinned process or the signal goes nowhere. It reports
-// false when the holder changed, so that the caller looks again.
+// false when the holder changed, so that the caller looks again. With
+// cont, SIGCONT follows sig the same way.
 //
 // With group it signals the process group the pinned holder leads
 // (PIDFD_SIGNAL_PROCESS_GROUP), once it has checked that the holder leads
 // its own group; kernels before 6.9 refuse that flag, and then kill(-pid)
 // follows the checks, with the leader pinned and seen alive just before.
-func sendPinned(h *nodes.Handle, pid int, sig syscall.Signal, group bool) (bool, error) {
+func sendPinned(h *nodes.Handle, pid int, sig syscall.Signal, cont, group bool) (bool, error) {
 	pfd, err := unix.PidfdOpen(pid, 0)
 	switch err {
 	case nil:
@@ -34,7 +35,7 @@ func sendPinned(h *nodes.Handle, pid int, sig syscall.Signal, group bool) (bool,
 	case unix.ENOSYS, unix.EPERM, unix.EINVAL:
 		// No pidfds here (old kernel, seccomp): the checked kill is all
 		// there is.
-		return true, killUnpinned(pid, sig, group)
+		return true, killUnpinned(pid, sig, cont, group)
 	default:
 		return false, err
 	}
@@ -59,7 +60,13 @@ func sendPinned(h *nodes.Handle, pid int, sig syscall.Signal, group bool) (bool,
 		if err := unix.PidfdSendSignal(pfd, 0, nil, 0); err == unix.ESRCH {
 			return true, nil
 		}
-		return true, killGroupChecked(pid, sig)
+		if err := killGroupChecked(pid, sig); err != nil || !cont {
+			return true, err
+		}
+		return true, killGroupChecked(pid, unix.SIGCONT)
+	}
+	if err == nil && cont {
+		err = unix.PidfdSendSignal(pfd, unix.SIGCONT, nil, flags)
 	}
 	if err != nil && err != unix.ESRCH {
 		return true, err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"syscall"
+	"time"
 
 	"github.com/multi-launcher/multi/nodes"
 	"golang.org/x/sys/unix"
@@ -14,6 +15,14 @@ import (
 
 func signalName(sig syscall.Signal) string { return unix.SignalName(sig) }
 func signalNum(name string) syscall.Signal { return unix.SignalNum(name) }
+
+func isStopSignal(sig syscall.Signal) bool {
+	switch sig {
+	case unix.SIGSTOP, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU:
+		return true
+	}
+	return false
+}
 
 // signalNode sends sig to the process that holds the lock on the pidfile
 // at path, or with group to the whole process group it leads
@@ -27,6 +36,16 @@ func signalNum(name string) syscall.Signal { return unix.SignalNum(name) }
 // The Info says what the pidfile was when it was signalled (Running, with
 // the file's text) or why not (Absent, Stale), so that the caller need not
 // open it again.
+//
+// Only a whole-file POSIX write lock is a node's. Another multi's brief OFD
+// lock, and a holder whose pid is not yet in the file's text (a node's exec
+// step between its lock and its pid), are waited out for up to
+// [nodes.BriefWait]; a lock that stays OFD, or is a read lock or a partial
+// one, is a [*nodes.ForeignError] and nothing is signalled. A text that
+// keeps disagreeing does not stop the signal: the holder is the truth.
+//
+// After a signal that ends a process (see [contFollows]) SIGCONT goes the
+// same way, as systemd sends it, so that a stopped node gets the signal.
 func signalNode(path string, expect int, sig syscall.Signal, group bool) (nodes.Info, error) {
 	info := nodes.Info{Path: path}
 	h, err := nodes.Open(path)
@@ -43,13 +62,22 @@ func signalNode(path string, expect int, sig syscall.Signal, group bool) (nodes.
 			h.Close()
 		}
 	}()
+	t0, wait := time.Now(), 50*time.Microsecond
+	brief := func() bool {
+		if time.Since(t0) > nodes.BriefWait {
+			return false
+		}
+		nodes.TestMarkBrief()
+		time.Sleep(wait)
+		wait = min(2*wait, 10*time.Millisecond)
+		return true
+	}
 	for try := 0; try < 100; try++ {
-		state, pid, err := h.Holder()
+		info, err = h.Snapshot()
 		if err != nil {
 			return info, err
 		}
-		info.State, info.PID = state, pid
-		info.FilePID, info.FileErr = h.ReadPID()
+		state, pid := info.State, info.PID
 		switch state {
 		case nodes.Stale:
 			if h.SameFile() {
@@ -66,6 +94,18 @@ func signalNode(path string, expect int, sig syscall.Signal, group bool) (nodes.
 			continue
 		case nodes.Elsewhere:
 			return info, ErrElsewhere
+		case nodes.Foreign:
+			var fe *nodes.ForeignError
+			if errors.As(info.LockErr, &fe) && fe.OFD() && brief() {
+				try-- // another multi's brief lock, most likely: look again
+				continue
+			}
+			return info, info.LockErr
+		}
+		if expect <= 0 && info.Mismatch() && brief() {
+			// An exec step that has not written its pid yet, most likely.
+			try--
+			continue
 		}
 		if expect > 0 && pid != expect {
 			return info, ErrNotRunning
@@ -73,7 +113,10 @@ func signalNode(path string, expect int, sig syscall.Signal, group bool) (nodes.
 		if err := checkPID(pid); err != nil {
 			return info, err
 		}
-		sent, err := sendPinned(h, pid, sig, group)
+		if testHookBeforePin != nil {
+			testHookBeforePin(pid)
+		}
+		sent, err := sendPinned(h, pid, sig, contFollows(sig), group)
 		if err != nil {
 			target := "pid"
 			if group {
@@ -88,16 +131,37 @@ func signalNode(path string, expect int, sig syscall.Signal, group bool) (nodes.
 	return info, fmt.Errorf("pidfile %s: the lock holder keeps changing", path)
 }
 
-// killUnpinned is the fallback without pidfds: kill(2) right after the
-// lock check, of the holder or, with group, of the group it must lead.
-func killUnpinned(pid int, sig syscall.Signal, group bool) error {
-	if !group {
-		return killChecked(pid, sig)
+// testHookBeforePin, when set by a test, runs between the lock test that
+// named pid and the pidfd that pins it.
+var testHookBeforePin func(pid int)
+
+// contFollows reports whether SIGCONT is to follow sig: after a signal
+// that asks a process to end, which a stopped process would never act on,
+// but not after SIGKILL (which needs none) nor after the stop signals and
+// SIGCONT itself.
+func contFollows(sig syscall.Signal) bool {
+	switch sig {
+	case unix.SIGKILL, unix.SIGCONT:
+		return false
 	}
-	if err := checkGroupLeader(pid); err != nil {
+	return !IsStopSignal(sig)
+}
+
+// killUnpinned is the fallback without pidfds: kill(2) right after the
+// lock check, of the holder or, with group, of the group it must lead;
+// then SIGCONT with cont.
+func killUnpinned(pid int, sig syscall.Signal, cont, group bool) error {
+	kill := killChecked
+	if group {
+		if err := checkGroupLeader(pid); err != nil {
+			return err
+		}
+		kill = killGroupChecked
+	}
+	if err := kill(pid, sig); err != nil || !cont {
 		return err
 	}
-	return killGroupChecked(pid, sig)
+	return kill(pid, unix.SIGCONT)
 }
 
 // killChecked sends sig to pid with kill(2), the pid checked once more

@@ -191,6 +191,11 @@ func (c *Cluster) stopWait(ctx context.Context, op string, results []Result, sig
 			final(r)
 			continue
 		}
+		if IsStopSignal(sig) {
+			r.fail(op, fmt.Errorf("%w (%s)", ErrStopSignal, SignalName(sig)))
+			final(r)
+			continue
+		}
 		if !c.signalOne(r, op, sig) {
 			final(r)
 			continue
@@ -343,7 +348,9 @@ func (c *Cluster) stopped(r *Result, op string, sig syscall.Signal) {
 type Status struct {
 	Node nodes.Node
 	nodes.Info
-	// Err is set when the pidfile could not be inspected.
+	// Err is set when the pidfile could not be inspected, or is locked by
+	// something that is not a node (State [nodes.Foreign]; Err then
+	// matches [ErrForeignLock]).
 	Err error
 }
 
@@ -355,6 +362,10 @@ func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
 		out[i].Node = n
 		info, err := nodes.Inspect(n.PidFile)
 		out[i].Info = info
+		if err == nil && info.State == nodes.Foreign {
+			// Not a node's lock: status cannot tell (LSB "unknown").
+			err = info.LockErr
+		}
 		if err != nil {
 			out[i].Err = &NodeError{Node: n.Name, Op: "status", Err: err}
 			errs = append(errs, out[i].Err)

@@ -17,10 +17,11 @@ var errWouldBlock = errors.New("lock held")
 
 // Pidfile locks need POSIX record locks; elsewhere every lock operation
 // fails with errors.ErrUnsupported.
-func setlk(f *os.File) error              { return errors.ErrUnsupported }
-func getlk(f *os.File) (bool, int, error) { return false, 0, errors.ErrUnsupported }
-func setBlocking(f *os.File) error        { return nil }
-func sleep(ns int)                        { time.Sleep(time.Duration(ns)) }
+func setlk(f *os.File) error             { return errors.ErrUnsupported }
+func briefLock(f *os.File) error         { return errors.ErrUnsupported }
+func getlk(f *os.File) (lockSeen, error) { return lockSeen{}, errors.ErrUnsupported }
+func setBlocking(f *os.File) error       { return nil }
+func sleep(ns int)                       { time.Sleep(time.Duration(ns)) }
 
 func isSymlinkErr(err error) bool { return false }
 

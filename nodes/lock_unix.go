@@ -26,26 +26,29 @@ func wholeFile() *unix.Flock_t {
 
 // setlk takes a POSIX write lock on the whole file without waiting
 // (fcntl(2) F_SETLK). The lock belongs to this process and survives exec.
-func setlk(f *os.File) error {
-	err := unix.FcntlFlock(f.Fd(), unix.F_SETLK, wholeFile())
+func setlk(f *os.File) error { return lockCmd(f, unix.F_SETLK) }
+
+func lockCmd(f *os.File, cmd int) error {
+	err := unix.FcntlFlock(f.Fd(), cmd, wholeFile())
 	if err == unix.EAGAIN || err == unix.EACCES {
 		return errWouldBlock
 	}
 	return err
 }
 
-// getlk asks which process would stop us write-locking the whole file
-// (fcntl(2) F_GETLK). pid is the holder as seen from this pid namespace:
-// 0 when it is in one we cannot see, -1 for an OFD lock.
-func getlk(f *os.File) (locked bool, pid int, err error) {
+// getlk asks which lock would stop us write-locking the whole file
+// (fcntl(2) F_GETLK): none, or its kind, range and holder. The pid is the
+// holder as seen from this pid namespace: 0 when it is in one we cannot
+// see, -1 for an OFD lock.
+func getlk(f *os.File) (lockSeen, error) {
 	lk := wholeFile()
 	if err := unix.FcntlFlock(f.Fd(), unix.F_GETLK, lk); err != nil {
-		return false, 0, err
+		return lockSeen{}, err
 	}
 	if lk.Type == unix.F_UNLCK {
-		return false, 0, nil
+		return lockSeen{}, nil
 	}
-	return true, int(lk.Pid), nil
+	return lockSeen{locked: true, write: lk.Type == unix.F_WRLCK, start: lk.Start, len: lk.Len, pid: int(lk.Pid)}, nil
 }
 
 // setBlocking clears O_NONBLOCK, which was only there so that opening a

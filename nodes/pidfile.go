@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // State is what the kernel says about a pidfile.
@@ -23,10 +24,15 @@ const (
 	Stale
 	// Running: a process this one can see holds the lock; Info.PID is it.
 	Running
-	// Elsewhere: the lock is held by a process this one cannot name: one in
-	// a pid namespace it cannot see (the kernel reports pid 0), or the
-	// holder of a lock of another kind. It must not be signalled.
+	// Elsewhere: a whole-file POSIX write lock, a node's, is held by a
+	// process this one cannot name: one in a pid namespace it cannot see
+	// (the kernel reports pid 0). It must not be signalled.
 	Elsewhere
+	// Foreign: the pidfile is locked, but not the way a node locks it: a
+	// read lock, an OFD lock (multi's own brief lock, or another
+	// program's), or a lock on part of the file. Its holder is not the
+	// node and is never signalled; Info.LockErr names it.
+	Foreign
 )
 
 // String returns the state as status prints it: "stopped" for Absent,
@@ -41,6 +47,8 @@ func (s State) String() string {
 		return "running"
 	case Elsewhere:
 		return "elsewhere"
+	case Foreign:
+		return "foreign"
 	}
 	return "State(" + strconv.Itoa(int(s)) + ")"
 }
@@ -73,6 +81,79 @@ func (e *HeldError) Error() string {
 // Is makes errors.Is(err, ErrAlreadyRunning) true.
 func (e *HeldError) Is(target error) bool { return target == ErrAlreadyRunning }
 
+// ErrForeignLock is matched by a [*ForeignError].
+var ErrForeignLock = errors.New("locked, but not by a node")
+
+// A ForeignError reports a pidfile locked by something that is not a node
+// (see [Foreign]): its holder is never taken for the node nor signalled.
+type ForeignError struct {
+	Path string
+	// PID is the locker as the kernel names it: -1 for an OFD lock, 0 for
+	// a process in another pid namespace.
+	PID int
+	// Kind describes the lock: "read lock", "OFD write lock", "write lock
+	// on bytes 0-9".
+	Kind string
+}
+
+func (e *ForeignError) Error() string {
+	who := "pid " + strconv.Itoa(e.PID)
+	switch {
+	case e.PID < 0:
+		who = "a process F_GETLK cannot name"
+	case e.PID == 0:
+		who = "a process in another pid namespace"
+	}
+	return "pidfile " + e.Path + ": " + e.Kind + " held by " + who + ", not a node's lock (not signalled)"
+}
+
+// Is makes errors.Is(err, ErrForeignLock) true.
+func (e *ForeignError) Is(target error) bool { return target == ErrForeignLock }
+
+// OFD reports whether the lock is an OFD lock, which may be another
+// multi's brief lock, let go within moments.
+func (e *ForeignError) OFD() bool { return e.PID < 0 }
+
+// BriefWait bounds how long multi waits for a lock that may be another
+// multi's brief one (an OFD lock, or a node's exec step that has locked
+// its pidfile but not yet written its pid) to go or to settle.
+const BriefWait = 500 * time.Millisecond
+
+// lockSeen is what F_GETLK reports about the lock that would stop a
+// whole-file write lock.
+type lockSeen struct {
+	locked, write bool
+	start, len    int64
+	pid           int
+}
+
+// classify tells a node's lock (a POSIX write lock on the whole file) from
+// any other.
+func classify(l lockSeen, path string) (State, int, error) {
+	switch {
+	case !l.locked:
+		return Stale, 0, nil
+	case l.write && l.start == 0 && l.len == 0 && l.pid > 0:
+		return Running, l.pid, nil
+	case l.write && l.start == 0 && l.len == 0 && l.pid == 0:
+		return Elsewhere, 0, nil
+	}
+	kind := "read lock"
+	if l.write {
+		kind = "write lock"
+	}
+	if l.pid < 0 {
+		kind = "OFD " + kind
+	}
+	switch {
+	case l.start != 0 && l.len == 0:
+		kind += fmt.Sprintf(" on bytes %d to the end", l.start)
+	case l.len != 0:
+		kind += fmt.Sprintf(" on bytes %d-%d", l.start, l.start+l.len-1)
+	}
+	return Foreign, 0, &ForeignError{Path: path, PID: l.pid, Kind: kind}
+}
+
 // Info is a snapshot of a pidfile: the kernel's view of its lock and the
 // pid its text names.
 type Info struct {
@@ -80,6 +161,9 @@ type Info struct {
 	State State
 	// PID is the lock holder as the kernel names it; 0 unless Running.
 	PID int
+	// LockErr is a [*ForeignError] naming the locker when State is
+	// Foreign, else nil.
+	LockErr error
 	// FilePID is the pid on the file's first line; 0 when the file is
 	// absent or its text is not a valid pid (FileErr says why).
 	FilePID int
@@ -110,10 +194,18 @@ func Inspect(path string) (Info, error) {
 		return info, err
 	}
 	defer h.f.Close()
-	info.State, info.PID, err = h.holder()
+	return h.Snapshot()
+}
+
+// Snapshot reports the lock on the open file, as [Inspect] does: who holds
+// it, of what kind, and the pid the file's text names.
+func (h *Handle) Snapshot() (Info, error) {
+	info := Info{Path: h.path}
+	l, err := getlk(h.f)
 	if err != nil {
-		return info, err
+		return info, fmt.Errorf("pidfile %s: lock test: %w", h.path, err)
 	}
+	info.State, info.PID, info.LockErr = classify(l, h.path)
 	info.FilePID, info.FileErr = h.ReadPID()
 	return info, nil
 }
@@ -169,21 +261,17 @@ func openPidfile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 func (h *Handle) Path() string { return h.path }
 
 // Holder asks the kernel who holds the lock on the open file: Stale when
-// nobody does, Running with the holder's pid, or Elsewhere.
+// nobody does, Running with the holder's pid, Elsewhere, or Foreign (a
+// lock that is not a node's; see [Handle.Snapshot] for what it is).
 func (h *Handle) Holder() (State, int, error) { return h.holder() }
 
 func (h *Handle) holder() (State, int, error) {
-	locked, pid, err := getlk(h.f)
+	l, err := getlk(h.f)
 	if err != nil {
 		return Stale, 0, fmt.Errorf("pidfile %s: lock test: %w", h.path, err)
 	}
-	switch {
-	case !locked:
-		return Stale, 0, nil
-	case pid > 0:
-		return Running, pid, nil
-	}
-	return Elsewhere, 0, nil
+	state, pid, _ := classify(l, h.path)
+	return state, pid, nil
 }
 
 // SameFile reports whether the path still names the file the handle has
@@ -266,6 +354,7 @@ func Acquire(path string) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
+	testHoldLock()
 	if err := f.Truncate(0); err != nil {
 		return nil, unlinkClose(f, path, fmt.Errorf("pidfile %s: cannot truncate it: %w", path, bareErr(err)))
 	}
@@ -278,12 +367,15 @@ func Acquire(path string) (*Lock, error) {
 }
 
 // lockFile opens path and takes its lock for the process pid, retrying
-// while the holder is a process that is still about to write its pid, and
-// while the path is replaced under it (FreeBSD's flopen does the same).
+// while the holder is a process that is still about to write its pid, or
+// another multi's brief OFD lock, and while the path is replaced under it
+// (FreeBSD's flopen does the same). The file is created 0600: another user
+// who cannot open it cannot lock it either.
 func lockFile(path string, pid int) (*os.File, error) {
 	const tries = 200
+	t0 := time.Now()
 	for try := 0; ; try++ {
-		f, err := openPidfile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		f, err := openPidfile(path, os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
 			return nil, err
 		}
@@ -294,18 +386,24 @@ func lockFile(path string, pid int) (*os.File, error) {
 		err = setlk(f)
 		if errors.Is(err, errWouldBlock) {
 			h := &Handle{f: f, path: path}
-			state, holder, herr := h.holder()
-			text, _ := h.ReadPID()
+			info, herr := h.Snapshot()
 			f.Close()
 			if herr != nil {
 				return nil, herr
 			}
 			// A holder whose pid is in the file is a settled instance. Any
-			// other holder is another starter about to write its pid, or a
-			// multi removing a stale file; both let go within microseconds.
-			if state == Elsewhere || (state == Running && text == holder) || try >= tries {
-				return nil, &HeldError{Path: path, PID: holder}
+			// other node holder is another starter about to write its pid;
+			// an OFD lock may be a multi removing a stale file. Both let go
+			// or settle within moments. Any other lock is not a node's.
+			over := try >= tries || time.Since(t0) > BriefWait
+			var fe *ForeignError
+			if errors.As(info.LockErr, &fe) && (!fe.OFD() || over) {
+				return nil, fe
 			}
+			if info.State == Elsewhere || (info.State == Running && (info.FilePID == info.PID || over)) {
+				return nil, &HeldError{Path: path, PID: info.PID}
+			}
+			TestMarkBrief()
 			backoff(try)
 			continue
 		}
@@ -351,30 +449,50 @@ func (l *Lock) Close() error {
 // RemoveStale removes the pidfile at path if no process holds its lock. It
 // locks the file itself first and checks that the path still names the
 // locked file, so it can never remove the pidfile of a node that has just
-// started. An absent file is not an error; a held one is a [*HeldError].
+// started. Its lock is a brief OFD lock (see briefLock), which no other
+// multi mistakes for a node. Another multi's brief lock is waited out (up
+// to [BriefWait]). An absent file is not an error; a file a node holds is
+// a [*HeldError], and one locked otherwise a [*ForeignError].
 func RemoveStale(path string) error {
 	unlock := lockPath(path)
 	defer unlock()
 	if owned(path) {
 		return &HeldError{Path: path, PID: os.Getpid()}
 	}
-	f, err := openPidfile(path, os.O_RDWR, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if err := setlk(f); err != nil {
-		h := &Handle{f: f, path: path}
-		_, holder, _ := h.holder()
-		f.Close()
-		if errors.Is(err, errWouldBlock) {
-			return &HeldError{Path: path, PID: holder}
+	t0 := time.Now()
+	for try := 0; ; try++ {
+		f, err := openPidfile(path, os.O_RDWR, 0)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
 		}
-		return fmt.Errorf("pidfile %s: lock: %w", path, err)
+		if err != nil {
+			return err
+		}
+		err = briefLock(f)
+		if err == nil {
+			testHoldLock()
+			return unlinkClose(f, path, nil)
+		}
+		if !errors.Is(err, errWouldBlock) {
+			f.Close()
+			return fmt.Errorf("pidfile %s: lock: %w", path, err)
+		}
+		h := &Handle{f: f, path: path}
+		info, herr := h.Snapshot()
+		f.Close()
+		var fe *ForeignError
+		switch {
+		case herr != nil:
+			return herr
+		case info.State == Running || info.State == Elsewhere:
+			return &HeldError{Path: path, PID: info.PID}
+		case errors.As(info.LockErr, &fe) && (!fe.OFD() || time.Since(t0) > BriefWait):
+			return fe
+		}
+		// Let go since we tried, or another multi's brief lock: again.
+		TestMarkBrief()
+		backoff(try)
 	}
-	return unlinkClose(f, path, nil)
 }
 
 // unlinkClose unlinks path if it still names f, then closes f, and returns

@@ -27,11 +27,13 @@ type statusJSON struct {
 func statusCommand(code *int) *cli.Command {
 	return grammarCommand(&cli.Command{
 		Name:      "status",
-		Usage:     "show each node's state from its pidfile's lock (exit 0 all running, 1 stale, 3 stopped)",
+		Usage:     "show each node's state from its pidfile's lock (exit 0 all running, 1 stale, 3 stopped, 4 unknown)",
 		UsageText: "multi status [flags] [NODES...] [--json]",
 		Description: `On a terminal, a table: node, state, pid, uptime, pidfile, logfile.
 Elsewhere, a line per node. States: running, stopped, stale (a pidfile
-nobody holds the lock of), elsewhere (held from another pid namespace).
+nobody holds the lock of), elsewhere (held from another pid namespace),
+unknown (locked, but not as a node locks it, or unreadable). With --json,
+pid is the lock holder as multi sees it, file_pid what the text says.
 
    multi status
    multi status w1 w2 --json`,

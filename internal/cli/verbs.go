@@ -25,6 +25,9 @@ func cluster(c *cli.Context, a *Args) (*multi.Cluster, error) {
 		if cl.Signal, err = multi.ParseSignal(a.Signal); err != nil {
 			return nil, usage(c, err)
 		}
+		if multi.IsStopSignal(cl.Signal) && (c.Command.Name == "stopwait" || c.Command.Name == "restart") {
+			return nil, usage(c, fmt.Errorf("-%s stops a node without ending it: %s would wait forever", a.Signal, c.Command.Name))
+		}
 	}
 	if t := a.Flags["timeout"]; t != "" {
 		if cl.Timeout, err = parseTimeout("--timeout", t); err != nil {

@@ -1,0 +1,15 @@
+package nodes
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// briefLock takes multi's own short-lived lock on the whole file: an OFD
+// lock (F_OFD_SETLK), which F_GETLK reports with pid -1, so that no other
+// multi takes its holder for a node and signals it. It conflicts with a
+// node's POSIX lock like a POSIX lock would, and it belongs to f's open
+// file description, not to the process: closing another descriptor of the
+// file does not drop it.
+func briefLock(f *os.File) error { return lockCmd(f, unix.F_OFD_SETLK) }

@@ -1,0 +1,52 @@
+package nodes
+
+import (
+	"os"
+	"strconv"
+	"time"
+)
+
+// Test-only environment variables, which hold open the windows in which
+// one multi meets another's brief locks, so that tests of those windows
+// are deterministic. They are not for use outside tests.
+const (
+	// TestHoldEnv set to a path makes [Acquire] (so a node's exec step)
+	// and [RemoveStale], right after taking their lock, write their pid to
+	// PATH.held and wait until PATH exists (at most a minute) before they
+	// go on.
+	TestHoldEnv = "_MULTI_TEST_HOLD_LOCK"
+	// TestBriefEnv set to a path makes a multi that waits out a brief
+	// lock (see [BriefWait]) create PATH as it starts to wait, which can
+	// end a [TestHoldEnv] hold.
+	TestBriefEnv = "_MULTI_TEST_BRIEF_MARK"
+)
+
+// testHoldLock is the hook of [TestHoldEnv].
+func testHoldLock() {
+	path := os.Getenv(TestHoldEnv)
+	if path == "" {
+		return
+	}
+	os.WriteFile(path+".held", []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestMarkBrief is the hook of [TestBriefEnv], for a multi about to wait
+// out a brief lock.
+func TestMarkBrief() {
+	if path := os.Getenv(TestBriefEnv); path != "" {
+		touch(path)
+	}
+}
+
+func touch(path string) {
+	if f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644); err == nil {
+		f.Close()
+	}
+}
