@@ -292,5 +292,5 @@ func describeExit(st *os.ProcessState) string {
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return "killed by " + SignalName(ws.Signal())
 	}
-	return strings.TrimPrefix(st.String(), "exit ")
+	return st.String() // "exit status 3"
 }
