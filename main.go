@@ -46,6 +46,8 @@ var (
 	flagRundir  = &cli.StringFlag{Name: "rundir", Usage: "`DIR` of default pidfiles, logfiles and node records", EnvVars: []string{"MULTI_RUNDIR"}, DefaultText: "/run/multi as root, else $XDG_RUNTIME_DIR/multi or /tmp/multi-UID"}
 	flagTimeout = &cli.StringFlag{Name: "timeout", Usage: "after `DURATION` (10s, 1m, or seconds) nodes still running get SIGKILL", DefaultText: "wait forever"}
 	flagWait    = &cli.StringFlag{Name: "wait", Usage: "how to wait for locks to be released: `MODE` poll, or notify (fsnotify and pidfd wake-ups)", Value: "poll"}
+	flagSettle  = &cli.StringFlag{Name: "settle", Usage: "a node that exits within `DURATION` of its start has FAILED; paid once per batch; 0: no window", DefaultText: multi.DefaultSettle.String()}
+	flagLost    = &cli.BoolFlag{Name: "lost", Usage: "also signal a lost node (its lock gone, its recorded process running), through a pidfd after checking its start time"}
 	flagGroup   = &cli.BoolFlag{Name: "group", Usage: "signal each node's whole process group, so what it forked gets the signal too"}
 	flagJSON    = &cli.BoolFlag{Name: "json", Usage: "print a JSON array, one object per node"}
 	flagFollow  = &cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing what is appended, until interrupted"}
@@ -123,7 +125,7 @@ from the node's record. OPTIONS (celery's worker options, per node as
    multi start 3 --range-prefix=web --pidfile=/run/app/%n.pid -- app --port=80%i
    multi start A B C D -c:1 4 -c:2-4 8 -- worker --name=%h
    multi start w1 --self-lock -- mygonode`,
-				false, common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout), (*multi.Cluster).Start, code),
+				false, common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle), (*multi.Cluster).Start, code),
 			verb("stop", "send a signal (default TERM) and return",
 				"multi stop [flags] [NODES...] [-SIGNAL]",
 				`Send the signal to each node's lock holder. A stale pidfile is removed,
@@ -132,7 +134,7 @@ never signalled. Without NODES: every recorded node.
    multi stop w1 w2
    multi stop w1 -HUP
    multi stop --group -KILL`,
-				true, common(flagPidfile, flagLogfile, flagRundir, flagGroup), (*multi.Cluster).Stop, code),
+				true, common(flagPidfile, flagLogfile, flagRundir, flagGroup, flagLost), (*multi.Cluster).Stop, code),
 			verb("stopwait", "send a signal, wait until each node's lock is released, remove the pidfiles",
 				"multi stopwait [flags] [NODES...] [-SIGNAL]",
 				`Signal every node at once, then wait until each node's lock is released
@@ -142,12 +144,12 @@ nodes still running then get SIGKILL.
    multi stopwait
    multi stopwait w1 w2 --timeout=30s
    multi stopwait 3 -INT --wait=notify`,
-				true, common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup), (*multi.Cluster).StopWait, code),
+				true, common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagLost), (*multi.Cluster).StopWait, code),
 			verb("kill", "send KILL, wait until each node's lock is released, remove the pidfiles",
 				"multi kill [flags] [NODES...]",
 				`   multi kill w1
    multi kill --group`,
-				false, common(flagPidfile, flagLogfile, flagRundir, flagWait, flagGroup), (*multi.Cluster).Kill, code),
+				false, common(flagPidfile, flagLogfile, flagRundir, flagWait, flagGroup, flagLost), (*multi.Cluster).Kill, code),
 			verb("restart", "stopwait nodes, then start them again with their recorded command",
 				"multi restart [flags] [NODES...] [-SIGNAL] [OPTIONS] [-- COMMAND [ARG...]]",
 				`Stopwait each running node, then start it again from its record; a node
@@ -157,7 +159,7 @@ new COMMAND replaces the record.
    multi restart
    multi restart w2 --timeout=10s
    multi restart w1 -c 8`,
-				true, common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout), (*multi.Cluster).Restart, code),
+				true, common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagSettle, flagLost), (*multi.Cluster).Restart, code),
 			statusCommand(code),
 			logsCommand(code),
 			namesCommand(),
@@ -262,7 +264,15 @@ func cluster(c *cli.Context, a *nodes.Args) (*multi.Cluster, error) {
 		return nil, err
 	}
 	// Detach: this process exits right after, and its nodes are reparented.
-	cl := &multi.Cluster{Nodes: ns, RunDir: rundir(a), Group: a.Flags["group"] == "true", Detach: true}
+	cl := &multi.Cluster{Nodes: ns, RunDir: rundir(a), Group: a.Flags["group"] == "true", Detach: true,
+		SignalLost: a.Flags["lost"] == "true"}
+	if t := a.Flags["settle"]; t == "0" {
+		cl.Settle = -1 // no window
+	} else if t != "" {
+		if cl.Settle, err = parseTimeout("--settle", t); err != nil {
+			return nil, usage(c, err)
+		}
+	}
 	if a.Signal != "" {
 		if cl.Signal, err = multi.ParseSignal(a.Signal); err != nil {
 			return nil, usage(c, err)
@@ -510,11 +520,13 @@ type statusJSON struct {
 func statusCommand(code *int) *cli.Command {
 	return &cli.Command{
 		Name:      "status",
-		Usage:     "show each node's state from its pidfile's lock (exit 0 all running, 1 stale, 3 stopped)",
+		Usage:     "show each node's state from its pidfile's lock (exit 0 all running, 1 stale, 3 stopped, 4 lost or unknown)",
 		UsageText: "multi status [flags] [NODES...] [--json]",
 		Description: `On a terminal, a table: node, state, pid, uptime, pidfile, logfile.
 Elsewhere, a line per node. States: running, stopped, stale (a pidfile
-nobody holds the lock of), elsewhere (held from another pid namespace).
+nobody holds the lock of), elsewhere (held from another pid namespace),
+lost (no lock held, but the node's recorded process, same pid and start
+time, still runs: stop it with --lost).
 
    multi status
    multi status w1 w2 --json`,
@@ -540,6 +552,8 @@ nobody holds the lock of), elsewhere (held from another pid namespace).
 						PID: s.PID, FilePID: s.FilePID, PidFile: s.Node.PidFile, LogFile: s.Node.LogFile}
 					if s.Err != nil {
 						out[i].State, out[i].Error = "unknown", s.Err.Error()
+					} else if s.Lost != nil {
+						out[i].State, out[i].PID = "lost", s.Lost.PID
 					}
 				}
 				enc := json.NewEncoder(c.App.Writer)
@@ -567,6 +581,8 @@ func (o *output) describeStatus(s multi.Status) string {
 	switch {
 	case s.Err != nil:
 		return o.paint(red, "unknown") + ": " + strings.TrimPrefix(s.Err.Error(), "multi: status "+s.Node.Name+": ")
+	case s.Lost != nil:
+		return o.paint(red, "lost") + fmt.Sprintf(" (pid %d, started %s, runs without its pidfile's lock; stop it with --lost)", s.Lost.PID, s.Lost.Started.Format(time.DateTime))
 	case s.State == nodes.Running && s.Mismatch():
 		return o.paint(green, "running") + fmt.Sprintf(" (pid %d; the pidfile's text disagrees, the lock holder is the truth)", s.PID)
 	case s.State == nodes.Running:
@@ -588,6 +604,8 @@ func (o *output) statusTable(sts []multi.Status) {
 		switch {
 		case s.Err != nil:
 			state, color = "unknown", red
+		case s.Lost != nil:
+			state, color, s.PID = "lost", red, s.Lost.PID
 		case s.State == nodes.Running || s.State == nodes.Elsewhere:
 			color = green
 		case s.State == nodes.Stale:
@@ -612,7 +630,8 @@ func statusCode(sts []multi.Status) int {
 	code := exitOK
 	for _, s := range sts {
 		switch {
-		case s.Err != nil:
+		case s.Err != nil, s.Lost != nil:
+			// A lost node runs, unseen through its lock: unknown.
 			return exitUnknown
 		case s.State == nodes.Stale:
 			code = exitFailed
