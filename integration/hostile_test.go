@@ -126,7 +126,8 @@ func hostileCase(t *testing.T, bin string, k hostileKind, verb, dir, outside, vp
 	pidfile := filepath.Join(pidfolder, "w1.pid")
 	args := []string{verb, "w1", "--pidfile=" + filepath.Join(pidfolder, "%n.pid")}
 	if verb == "start" || verb == "restart" {
-		args = append(args, "--", "fakenode", "-max", "1m")
+		// No settle window: these cases are about the planted pidfile.
+		args = append(args, "--settle=0", "--", "fakenode", "-max", "1m")
 	}
 	defer killHolder(t, pidfile)
 	before := snapshot(t, outside)

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/multi-launcher/multi/nodes"
 	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/unix"
 )
@@ -170,21 +171,11 @@ func reapOrphan(pid int, mine []*exec.Cmd) {
 }
 
 func ppid(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	p, err := nodes.ReadProc(pid)
 	if err != nil {
 		return 0
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return 0
-	}
-	n, _ := strconv.Atoi(f[1])
-	return n
+	return p.PPID
 }
 
 // errWrongPid: something else took the pid between ns_last_pid and fork.

@@ -230,14 +230,8 @@ func cmdWaitGone(ts *testscript.TestScript, neg bool, args []string) {
 
 // gone reports whether pid has exited: no such process, or a zombie.
 func gone(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	// The state follows the command name, which is in parentheses.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] == 'Z' || s[i+2] == 'X'
+	p, err := nodes.ReadProc(pid)
+	return err != nil || p.Gone()
 }
 
 // waitfile FILE... waits until each file exists.
@@ -301,16 +295,11 @@ func allStopped(pid int) bool {
 		return true
 	}
 	for _, task := range tasks {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		p, err := nodes.ReadProcAt(filepath.Join(fmt.Sprintf("/proc/%d/task", pid), task.Name(), "stat"))
 		if err != nil {
 			continue
 		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 || i+2 >= len(s) {
-			continue
-		}
-		if st := s[i+2]; st != 'T' && st != 't' && st != 'Z' && st != 'X' {
+		if st := p.State; st != 'T' && st != 't' && st != 'Z' && st != 'X' {
 			return false
 		}
 	}
@@ -378,16 +367,11 @@ func cmdZombie(ts *testscript.TestScript, neg bool, args []string) {
 // procState returns a process's state letter from /proc/PID/stat, 0 when
 // there is no such process.
 func procState(pid int) byte {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	p, err := nodes.ReadProc(pid)
 	if err != nil {
 		return 0
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+2 >= len(s) {
-		return 0
-	}
-	return s[i+2]
+	return p.State
 }
 
 // unlocked PIDFILE waits until no process holds PIDFILE's lock (or there

@@ -165,18 +165,23 @@ func stepEnviron(env []string, step string, n nodes.Node) []string {
 		stepProcsEnv+"="+procs, "GOMAXPROCS=1")
 }
 
-// spawn starts node n through the exec step and returns its pid once the
-// node has exec'd its command holding its lock, or the reason it did not.
-// A self-locking node is given up to lockTimeout to take its lock. A
-// started node is reaped when it exits, or with detach released at once.
-func spawn(n nodes.Node, env []string, lockTimeout time.Duration, detach bool) (int, error) {
+// spawn starts node n through the exec step and returns it once the node
+// has exec'd its command holding its lock, or the reason it did not. A
+// self-locking node is given up to lockTimeout to take its lock. The child
+// is still this process's, unreaped: the caller checks it again when the
+// settle window ends ([child.recheck]) and then lets it go.
+func spawn(n nodes.Node, env []string, lockTimeout time.Duration) (*child, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return 0, fmt.Errorf("cannot find this program to re-execute: %w", err)
+		return nil, fmt.Errorf("cannot find this program to re-execute: %w", err)
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
-		return 0, err
+		return nil, err
+	}
+	ch := &child{node: n, born: time.Now()}
+	if st, err := os.Stat(n.LogFile); err == nil {
+		ch.logOff = st.Size() // the log is appended to: show only this run's lines
 	}
 	defer r.Close()
 	step := stepLock
@@ -194,40 +199,60 @@ func spawn(n nodes.Node, env []string, lockTimeout time.Duration, detach bool) (
 	err = cmd.Start()
 	w.Close()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
+	ch.cmd, ch.pid = cmd, cmd.Process.Pid
 	msg, _ := io.ReadAll(r)
 	if len(msg) > 0 {
 		cmd.Wait()
 		kind, text, _ := bytes.Cut(msg, []byte(" "))
 		if string(kind) == "held" {
 			pid, _ := strconv.Atoi(string(text))
-			return 0, &nodes.HeldError{Path: n.PidFile, PID: pid}
+			return nil, &nodes.HeldError{Path: n.PidFile, PID: pid}
 		}
 		if string(kind) == "foreign" {
-			return 0, &stepError{msg: string(text), is: ErrForeignLock}
+			return nil, &stepError{msg: string(text), is: ErrForeignLock}
 		}
-		return 0, errors.New(string(text))
+		return nil, errors.New(string(text))
 	}
 	// The pipe closed with nothing said: the exec happened, or the step
 	// died without a word. The lock tells which, and whether the command
 	// is still running.
-	var proc *os.Process
 	if n.SelfLock {
-		proc, err = awaitOwnLock(cmd, n, lockTimeout)
+		_, err = awaitOwnLock(cmd, n, lockTimeout)
 	} else {
-		proc, err = confirm(cmd, n)
+		_, err = ch.confirm()
 	}
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	pid := proc.Pid // Release and reap make it -1
+	return ch, nil
+}
+
+// letGo hands the child over: reaped when it exits, or with detach
+// released at once.
+func (ch *child) letGo(detach bool) {
 	if detach {
-		proc.Release()
+		ch.cmd.Process.Release()
 	} else {
-		reap(cmd)
+		reap(ch.cmd)
 	}
-	return pid, nil
+}
+
+// recheck confirms, at the end of the settle window, that the child still
+// runs holding its lock (a self-locking node's holder may be a process of
+// its session); otherwise it is dealt with as confirm does.
+func (ch *child) recheck() error {
+	if ch.node.SelfLock {
+		info, err := nodes.Inspect(ch.node.PidFile)
+		if err == nil && info.State == nodes.Running && info.PID > 0 {
+			if sid, _ := unix.Getsid(info.PID); info.PID == ch.pid || sid == ch.pid {
+				return nil
+			}
+		}
+	}
+	_, err := ch.confirm()
+	return err
 }
 
 // stepError is a failure the exec step reported, with the error it
@@ -251,6 +276,12 @@ var errLockDropped = errors.New("let go of its pidfile's lock while running (a n
 // cannot name another process), waits for it, removes the stale pidfile and
 // says why. It never blocks on a command that keeps running.
 func confirm(cmd *exec.Cmd, n nodes.Node) (*os.Process, error) {
+	ch := &child{node: n, cmd: cmd, pid: cmd.Process.Pid, logOff: -1}
+	return ch.confirm()
+}
+
+func (ch *child) confirm() (*os.Process, error) {
+	cmd, n := ch.cmd, ch.node
 	info, err := nodes.Inspect(n.PidFile)
 	if err == nil && info.State == nodes.Running && info.PID == cmd.Process.Pid {
 		return cmd.Process, nil
@@ -267,12 +298,29 @@ func confirm(cmd *exec.Cmd, n nodes.Node) (*os.Process, error) {
 	if ws, ok := state.Sys().(syscall.WaitStatus); killed && ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
 		return nil, fmt.Errorf("%w; killed it (pid %d; see %s)", errLockDropped, cmd.Process.Pid, n.LogFile)
 	}
-	return nil, fmt.Errorf("%w (%s; see %s)", ErrExitedAtOnce, describeExit(state), n.LogFile)
+	msg := fmt.Sprintf("(%s; see %s)", describeExit(state), n.LogFile)
+	if ch.logOff >= 0 {
+		if tail := logTail(n.LogFile, ch.logOff, tailLines); tail != "" {
+			msg += "; its log ends: " + tail
+		}
+	}
+	// The session is the node's (the step's setsid): what remains of it
+	// was forked by the command, which then exited: a daemon. It is not
+	// signalled: nothing says it is ours to stop.
+	if left, _ := nodes.SessionMembers(cmd.Process.Pid); len(left) > 0 {
+		var names []string
+		for _, p := range left {
+			names = append(names, fmt.Sprintf("pid %d (%s)", p.PID, p.Comm))
+		}
+		msg += fmt.Sprintf("; processes of its session remain: %s; the command seems to daemonize itself: run it in the foreground (not signalled)",
+			strings.Join(names, ", "))
+	}
+	return nil, fmt.Errorf("%w %s", ErrExitedAtOnce, msg)
 }
 
 func describeExit(st *os.ProcessState) string {
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return "killed by " + SignalName(ws.Signal())
 	}
-	return strings.TrimPrefix(st.String(), "exit ")
+	return st.String() // "exit status 3"
 }

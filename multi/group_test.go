@@ -54,13 +54,8 @@ func startForked(t *testing.T, name string) (nodes.Node, int, int) {
 
 // exited reports whether pid is gone or a zombie.
 func exited(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] == 'Z' || s[i+2] == 'X'
+	p, err := nodes.ReadProc(pid)
+	return err != nil || p.Gone()
 }
 
 func waitExited(t *testing.T, pid int) {

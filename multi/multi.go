@@ -72,11 +72,37 @@ var (
 	// ErrStopSignal: StopWait or Restart was asked to send a signal that
 	// stops a process without ending it, so the wait could never end.
 	ErrStopSignal = errors.New("a stop signal never ends a node; the wait would never end")
+	// ErrLost: the node's lock is gone but the process its record names
+	// (same pid, same start time) still runs; see [LostError].
+	ErrLost = errors.New("lost")
 )
 
 // IsStopSignal reports whether sig stops a process rather than asking it
 // to end: SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU.
 func IsStopSignal(sig syscall.Signal) bool { return isStopSignal(sig) }
+
+// A LostError reports a lost node: nothing holds its pidfile's lock (the
+// node closed the descriptor, or its pidfile was deleted), yet the process
+// its record names, with the same pid and start time, still runs. It
+// cannot be found through its lock, so it is neither counted stopped nor
+// started a second time; it is signalled only with [Cluster.SignalLost].
+type LostError struct {
+	PID     int
+	Started time.Time
+	// Start: the error refuses to start the node (rather than to signal).
+	Start bool
+}
+
+func (e *LostError) Error() string {
+	s := fmt.Sprintf("lost: pid %d (started %s) still runs without its pidfile's lock", e.PID, e.Started.Format(time.DateTime))
+	if e.Start {
+		return s + "; refusing to start a second copy (stop it with --lost)"
+	}
+	return s + "; not signalled (use --lost to signal it)"
+}
+
+// Is makes errors.Is(err, ErrLost) true.
+func (e *LostError) Is(target error) bool { return target == ErrLost }
 
 // A NodeError records a verb that failed on one node.
 type NodeError struct {
@@ -113,6 +139,17 @@ type Cluster struct {
 	// node. A long-running caller leaves it false, or collects its dead
 	// nodes itself.
 	Detach bool
+	// Settle is the settle window: Start returns only once every node it
+	// started is this old, and fails each one that exited by then, with
+	// its exit status and last log lines, so that a command that exits at
+	// once is never reported started. The window runs once for the whole
+	// batch, not once per node. 0 means [DefaultSettle]; negative means
+	// no window (a node is confirmed only once, right after its exec).
+	Settle time.Duration
+	// SignalLost makes Stop, StopWait, Kill and Restart signal a lost node
+	// (see [LostError]) too, through a pidfd, once its start time is seen
+	// to match its record; without it a lost node fails and is left alone.
+	SignalLost bool
 
 	progressMu sync.Mutex
 	// Env is the nodes' environment; nil means this process's.
@@ -150,6 +187,8 @@ type Result struct {
 	Warning string
 	// Err is non-nil when the verb failed on this node: a [*NodeError].
 	Err error
+
+	lost nodes.Started // the lost process signalled (SignalLost), if any
 }
 
 // String formats the result as multi prints it: "w1: started (pid 1234)"

@@ -3,6 +3,7 @@
 package multi
 
 import (
+	"context"
 	"errors"
 	"syscall"
 	"time"
@@ -27,6 +28,13 @@ func signalNum(name string) syscall.Signal {
 	return 0
 }
 
-func spawn(n nodes.Node, env []string, lockTimeout time.Duration, detach bool) (int, error) {
-	return 0, errors.ErrUnsupported
+func spawn(n nodes.Node, env []string, lockTimeout time.Duration) (*child, error) {
+	return nil, errors.ErrUnsupported
 }
+
+func (ch *child) recheck() error    { return errors.ErrUnsupported }
+func (ch *child) letGo(detach bool) {}
+
+func signalLost(st nodes.Started, sig syscall.Signal) (bool, error) { return false, errNoPidfd }
+
+func waitLost(ctx context.Context, st nodes.Started) error { return errNoPidfd }

@@ -1,7 +1,11 @@
 package multi
 
 import (
+	"context"
+	"fmt"
+	"os"
 	"syscall"
+	"time"
 
 	"github.com/multi-launcher/multi/nodes"
 	"golang.org/x/sys/unix"
@@ -72,4 +76,73 @@ func sendPinned(h *nodes.Handle, pid int, sig syscall.Signal, cont, group bool) 
 		return true, err
 	}
 	return true, nil
+}
+
+// signalLost sends sig to the lost process st (see [LostError]) and
+// reports whether it did. It pins the pid with a pidfd first and checks
+// its start time after that, so that the process signalled is the one
+// checked: a pid recycled before the open fails the check, and after the
+// open the pidfd names the checked process or nothing. It says false when
+// the process is gone or the pid now names another process.
+func signalLost(st nodes.Started, sig syscall.Signal) (bool, error) {
+	if err := checkPID(st.PID); err != nil {
+		return false, err
+	}
+	pfd, err := unix.PidfdOpen(st.PID, 0)
+	switch err {
+	case nil:
+	case unix.ESRCH:
+		return false, nil
+	case unix.ENOSYS, unix.EPERM, unix.EINVAL:
+		return false, errNoPidfd
+	default:
+		return false, err
+	}
+	defer unix.Close(pfd)
+	if p, err := nodes.ReadProc(st.PID); err != nil || p.Gone() || p.StartTicks != st.StartTicks {
+		return false, nil
+	}
+	if err := unix.PidfdSendSignal(pfd, sig, nil, 0); err != nil {
+		if err == unix.ESRCH {
+			return false, nil
+		}
+		return false, fmt.Errorf("signal %s to lost pid %d: %w", SignalName(sig), st.PID, err)
+	}
+	return true, nil
+}
+
+// waitLost waits until the lost process st has exited (a zombie has), or
+// ctx is done. It waits on a pidfd, in Go's network poller.
+func waitLost(ctx context.Context, st nodes.Started) error {
+	pfd, err := unix.PidfdOpen(st.PID, unix.PIDFD_NONBLOCK)
+	if err == unix.ESRCH {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(pfd), "pidfd")
+	defer f.Close()
+	if p, err := nodes.ReadProc(st.PID); err != nil || p.Gone() || p.StartTicks != st.StartTicks {
+		return nil // gone before the open: the pid is another's now
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	stop := context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Unix(1, 0)) })
+	defer stop()
+	err = rc.Read(func(fd uintptr) bool {
+		// Readable once the process has exited.
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 0)
+		return err != nil && err != unix.EINTR || n > 0
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	return nil
 }

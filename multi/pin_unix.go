@@ -3,6 +3,7 @@
 package multi
 
 import (
+	"context"
 	"syscall"
 
 	"github.com/multi-launcher/multi/nodes"
@@ -16,3 +17,10 @@ const maxSignal = 32
 func sendPinned(h *nodes.Handle, pid int, sig syscall.Signal, cont, group bool) (bool, error) {
 	return true, killUnpinned(pid, sig, cont, group)
 }
+
+// signalLost would signal a lost process; without pidfds to pin it with,
+// it does not (lost nodes are found only on Linux anyway).
+func signalLost(st nodes.Started, sig syscall.Signal) (bool, error) { return false, errNoPidfd }
+
+// waitLost would wait for a lost process to exit.
+func waitLost(ctx context.Context, st nodes.Started) error { return errNoPidfd }

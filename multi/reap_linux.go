@@ -1,11 +1,10 @@
 package multi
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
-	"strconv"
 
+	"github.com/multi-launcher/multi/nodes"
 	"golang.org/x/sys/unix"
 )
 
@@ -66,22 +65,11 @@ func exited(pid int) bool {
 // pfExiting is PF_EXITING, in the flags field of /proc/PID/stat.
 const pfExiting = 0x4
 
-// procFlags returns the kernel flags of pid (field 9 of /proc/PID/stat),
-// 0 when they cannot be read.
+// procFlags returns the kernel flags of pid, 0 when they cannot be read.
 func procFlags(pid int) uint64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	p, err := nodes.ReadProc(pid)
 	if err != nil {
 		return 0
 	}
-	// The command name, in parentheses, may hold spaces: count after it.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0
-	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 7 { // state ppid pgrp session tty_nr tpgid flags
-		return 0
-	}
-	flags, _ := strconv.ParseUint(string(f[6]), 10, 64)
-	return flags
+	return p.Flags
 }

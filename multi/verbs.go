@@ -41,11 +41,70 @@ func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
 	if !c.makeRunDir("start", results) {
 		return results, joinErrs(results)
 	}
-	c.each(ctx, results, startConcurrency(), func(_ int, r *Result) {
-		c.startOne(r, "started")
+	c.startAll(ctx, results, func(int) (string, bool) { return "started", true })
+	return results, joinErrs(results)
+}
+
+// startAll starts the nodes of results for which verb says so (with the
+// word for success), concurrently, then waits out the settle window once
+// for all of them, checks each again, records its process and lets it go.
+// Each result is reported once final.
+func (c *Cluster) startAll(ctx context.Context, results []Result, verb func(int) (string, bool)) {
+	started := make([]*started, len(results))
+	c.each(ctx, results, startConcurrency(), func(i int, r *Result) {
+		if _, ok := verb(i); ok {
+			started[i] = c.startOne(r)
+		}
+		if started[i] == nil {
+			c.report(r)
+		}
+	})
+	kids := make([]*child, len(results))
+	for i, s := range started {
+		if s != nil {
+			kids[i] = s.child
+		}
+	}
+	c.settleAll(ctx, kids)
+	c.each(context.WithoutCancel(ctx), results, startConcurrency(), func(i int, r *Result) {
+		s := started[i]
+		if s == nil {
+			return
+		}
+		word, _ := verb(i)
+		c.finishStart(r, s, word)
 		c.report(r)
 	})
-	return results, joinErrs(results)
+}
+
+// started is a node spawned by startOne, not yet let go.
+type started struct {
+	child *child
+	undo  func() // puts back the record there was before
+}
+
+// finishStart checks a spawned node again once the settle window is over
+// (when there is one), records its process and lets it go.
+func (c *Cluster) finishStart(r *Result, s *started, verb string) {
+	ch := s.child
+	if c.settle() > 0 {
+		if err := ch.recheck(); err != nil {
+			s.undo()
+			r.fail("start", err)
+			return
+		}
+	}
+	// Its pid and start time, for a node that later lets go of its lock.
+	// The record is synced like the first write: a node never leaves a
+	// half-written record, and on a tmpfs such as /run it costs nothing.
+	if p, err := nodes.ReadProc(ch.pid); err == nil {
+		if err := nodes.WriteRecordStarted(c.rundir(), ch.node, nodes.Started{PID: ch.pid, StartTicks: p.StartTicks}); err != nil {
+			r.warn("could not record the node's process: " + err.Error())
+		}
+	}
+	ch.letGo(c.Detach)
+	r.PID = ch.pid
+	r.Msg = fmt.Sprintf("%s (pid %d)", verb, ch.pid)
 }
 
 // makeRunDir makes the rundir, and when it cannot, fails every result, so
@@ -61,7 +120,8 @@ func (c *Cluster) makeRunDir(op string, results []Result) bool {
 	return false
 }
 
-// startOne starts r.Node and fills in r; verb is the word for success.
+// startOne spawns r.Node and returns it, or fills in r's failure and
+// returns nil.
 //
 // The record is written before the node starts, so that no node runs
 // unrecorded: not when the rundir cannot be written (nothing starts), and
@@ -69,22 +129,34 @@ func (c *Cluster) makeRunDir(op string, results []Result) bool {
 // running, recorded). A start that fails puts back the record that was
 // there before, or removes its own; one that finds the node already
 // running keeps the running node's record.
-func (c *Cluster) startOne(r *Result, verb string) {
+func (c *Cluster) startOne(r *Result) *started {
 	n := r.Node
 	if len(n.Command) == 0 {
 		r.fail("start", ErrNoCommand)
-		return
+		return nil
 	}
 	rundir := c.rundir()
-	prev, prevErr := nodes.ReadRecord(rundir, n.Name)
+	prev, prevStarted, prevErr := nodes.ReadRecordStarted(rundir, n.Name)
+	if prevErr == nil && prevStarted.PID > 0 {
+		// The recorded process may run without its lock: a second copy
+		// would run beside it.
+		if info, err := nodes.Inspect(n.PidFile); err == nil {
+			if lost := c.lostProc(n, info); lost != nil {
+				lost.Start = true
+				r.PID = lost.PID
+				r.fail("start", lost)
+				return nil
+			}
+		}
+	}
 	if err := nodes.WriteRecord(rundir, n); err != nil {
 		r.fail("start", err)
-		return
+		return nil
 	}
 	undo := func() {
 		var err error
 		if prevErr == nil {
-			err = nodes.WriteRecord(rundir, prev)
+			err = nodes.WriteRecordStarted(rundir, prev, prevStarted)
 		} else {
 			err = nodes.RemoveRecord(rundir, n.Name)
 		}
@@ -92,7 +164,7 @@ func (c *Cluster) startOne(r *Result, verb string) {
 			r.warn("could not put back the node's record: " + err.Error())
 		}
 	}
-	pid, err := spawn(n, c.env(), c.LockTimeout, c.Detach)
+	ch, err := spawn(n, c.env(), c.LockTimeout)
 	var held *nodes.HeldError
 	if errors.As(err, &held) {
 		if prevErr == nil {
@@ -101,15 +173,14 @@ func (c *Cluster) startOne(r *Result, verb string) {
 		r.PID = held.PID
 		r.Msg = held.Error()
 		r.fail("start", held)
-		return
+		return nil
 	}
 	if err != nil {
 		undo()
 		r.fail("start", err)
-		return
+		return nil
 	}
-	r.PID = pid
-	r.Msg = fmt.Sprintf("%s (pid %d)", verb, pid)
+	return &started{child: ch, undo: undo}
 }
 
 // Stop sends c.Signal to every running node and returns without waiting.
@@ -159,16 +230,15 @@ func (c *Cluster) Restart(ctx context.Context) ([]Result, error) {
 	}
 	was := make([]bool, len(results))
 	c.stopWait(ctx, "restart", results, c.signal(), c.Timeout, was, false)
-	c.each(ctx, results, startConcurrency(), func(i int, r *Result) {
-		if r.Err == nil {
-			// A node that could not be stopped is not started twice.
-			verb := "started"
-			if was[i] {
-				verb = "restarted"
-			}
-			c.startOne(r, verb)
+	c.startAll(ctx, results, func(i int) (string, bool) {
+		// A node that could not be stopped is not started twice.
+		if results[i].Err != nil {
+			return "", false
 		}
-		c.report(r)
+		if was[i] {
+			return "restarted", true
+		}
+		return "started", true
 	})
 	return results, joinErrs(results)
 }
@@ -184,6 +254,10 @@ func (c *Cluster) stopWait(ctx context.Context, op string, results []Result, sig
 			c.report(r)
 		}
 	}
+	// Lost nodes signalled (SignalLost) are waited for through pidfds,
+	// beside the others.
+	var lostWait sync.WaitGroup
+	defer lostWait.Wait()
 	for i := range results {
 		r := &results[i]
 		if err := ctx.Err(); err != nil {
@@ -202,6 +276,13 @@ func (c *Cluster) stopWait(ctx context.Context, op string, results []Result, sig
 		}
 		if was != nil {
 			was[i] = true
+		}
+		if r.lost.PID != 0 {
+			lostWait.Go(func() {
+				c.awaitLost(ctx, op, r, sig, timeout)
+				final(r)
+			})
+			continue
 		}
 		targets = append(targets, waiter.Target{Path: r.Node.PidFile, PID: r.PID})
 		byPath[r.Node.PidFile] = r
@@ -283,6 +364,9 @@ func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal) bool {
 	info, err := signalNode(r.Node.PidFile, 0, sig, c.Group)
 	switch {
 	case errors.Is(err, ErrNotRunning):
+		if c.lostOne(r, op, sig, info) {
+			return r.Err == nil
+		}
 		c.notRunning(r, op, info)
 		return false
 	case err != nil:
@@ -295,6 +379,39 @@ func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal) bool {
 			r.Node.PidFile, describeFilePID(info), info.PID, info.PID))
 	}
 	r.PID = info.PID
+	return true
+}
+
+// lostOne deals with a node whose lock nobody holds but whose recorded
+// process may run (see [LostError]), and reports whether it did: without
+// c.SignalLost it fails, its record and pidfile kept; with it, the process
+// is signalled once pinned and checked, and r.lost names it.
+func (c *Cluster) lostOne(r *Result, op string, sig syscall.Signal, info nodes.Info) bool {
+	if !c.SignalLost {
+		lost := c.lostProc(r.Node, info)
+		if lost == nil {
+			return false
+		}
+		r.PID = lost.PID
+		r.fail(op, lost)
+		return true
+	}
+	st, ok := c.lostCandidate(r.Node, info)
+	if !ok {
+		return false
+	}
+	// signalLost makes the only start-time check that counts: after the
+	// pidfd pins the process.
+	sent, err := signalLost(st, sig)
+	if err != nil {
+		r.PID = st.PID
+		r.fail(op, err)
+		return true
+	}
+	if !sent {
+		return false // gone, or the pid is another's: not running
+	}
+	r.PID, r.lost = st.PID, st
 	return true
 }
 
@@ -348,6 +465,10 @@ func (c *Cluster) stopped(r *Result, op string, sig syscall.Signal) {
 type Status struct {
 	Node nodes.Node
 	nodes.Info
+	// Lost, if not nil, says the node is lost: nothing holds its lock
+	// (State is Absent or Stale) but the process its record names, with
+	// the same start time, still runs.
+	Lost *LostError
 	// Err is set when the pidfile could not be inspected, or is locked by
 	// something that is not a node (State [nodes.Foreign]; Err then
 	// matches [ErrForeignLock]).
@@ -362,9 +483,12 @@ func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
 		out[i].Node = n
 		info, err := nodes.Inspect(n.PidFile)
 		out[i].Info = info
-		if err == nil && info.State == nodes.Foreign {
+		switch {
+		case err == nil && info.State == nodes.Foreign:
 			// Not a node's lock: status cannot tell (LSB "unknown").
 			err = info.LockErr
+		case err == nil:
+			out[i].Lost = c.lostProc(n, info)
 		}
 		if err != nil {
 			out[i].Err = &NodeError{Node: n.Name, Op: "status", Err: err}

@@ -162,21 +162,11 @@ func waitState(t *testing.T, path string, want nodes.State) nodes.Info {
 
 // isZombie reports whether pid is a zombie, through /proc.
 func isZombie(t *testing.T, pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	p, err := nodes.ReadProc(pid)
 	if err != nil {
 		t.Skip("no /proc here")
 	}
-	i := lastParen(b)
-	return i > 0 && i+2 < len(b) && b[i+2] == 'Z'
-}
-
-func lastParen(b []byte) int {
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] == ')' {
-			return i
-		}
-	}
-	return -1
+	return p.State == 'Z'
 }
 
 func TestStaleTextIsNeverTrusted(t *testing.T) {

@@ -3,7 +3,9 @@ package nodes
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -14,32 +16,109 @@ import (
 // every Linux architecture Go supports.
 const clockTicks = 100
 
+// ReadProc reads process pid from /proc/PID/stat. The error wraps
+// [fs.ErrNotExist] when there is no such process.
+func ReadProc(pid int) (Proc, error) {
+	return ReadProcAt("/proc/" + strconv.Itoa(pid) + "/stat")
+}
+
+// ReadProcAt reads a stat file at path, in the format of /proc/PID/stat:
+// /proc/PID/task/TID/stat for one thread, say.
+func ReadProcAt(path string) (Proc, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Proc{}, err
+	}
+	p, err := parseProc(b)
+	if err != nil {
+		return Proc{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}
+
+var errOddStat = errors.New("odd /proc stat")
+
+// parseProc parses the text of a /proc/PID/stat file.
+func parseProc(b []byte) (Proc, error) {
+	var p Proc
+	// pid (comm) state ppid pgrp session tty_nr tpgid flags ... starttime:
+	// the command name is in parentheses and may hold anything, spaces and
+	// parentheses included, so the fields are counted after the last ')'.
+	open := bytes.IndexByte(b, '(')
+	i := bytes.LastIndexByte(b, ')')
+	if open < 1 || i < open {
+		return p, errOddStat
+	}
+	pid, err := strconv.Atoi(string(bytes.TrimSpace(b[:open])))
+	if err != nil {
+		return p, errOddStat
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 20 || len(f[0]) != 1 {
+		return p, errOddStat
+	}
+	p.PID, p.Comm, p.State = pid, string(b[open+1:i]), f[0][0]
+	ints := []*int{&p.PPID, &p.PGID, &p.Session}
+	for k, dst := range ints {
+		if *dst, err = strconv.Atoi(string(f[1+k])); err != nil {
+			return Proc{}, errOddStat
+		}
+	}
+	if p.Flags, err = strconv.ParseUint(string(f[6]), 10, 64); err != nil {
+		return Proc{}, errOddStat
+	}
+	if p.StartTicks, err = strconv.ParseUint(string(f[19]), 10, 64); err != nil {
+		return Proc{}, errOddStat
+	}
+	return p, nil
+}
+
+// Start returns when the process started, from StartTicks and the time
+// since boot; the zero time if the clock cannot be read.
+func (p Proc) Start() time.Time {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
+		return time.Time{}
+	}
+	sinceBoot := time.Duration(ts.Nano())
+	started := time.Duration(p.StartTicks) * time.Second / clockTicks
+	return time.Now().Add(started - sinceBoot)
+}
+
 // ProcessStart returns when process pid started, from /proc/PID/stat and
 // the boot time; status uses it for uptime.
 func ProcessStart(pid int) (time.Time, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	p, err := ReadProc(pid)
 	if err != nil {
 		return time.Time{}, err
 	}
-	// The fields after the command name, which is in parentheses and may
-	// hold anything: state is field 3, starttime field 22.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return time.Time{}, errors.New("nodes: odd /proc stat")
-	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 20 {
-		return time.Time{}, errors.New("nodes: odd /proc stat")
-	}
-	ticks, err := strconv.ParseUint(string(f[19]), 10, 64)
+	return p.Start(), nil
+}
+
+// SessionMembers returns the live processes (not zombies) of session sid,
+// found by scanning /proc, ordered by pid.
+func SessionMembers(sid int) ([]Proc, error) {
+	d, err := os.Open("/proc")
 	if err != nil {
-		return time.Time{}, err
+		return nil, err
 	}
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
-		return time.Time{}, err
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, err
 	}
-	sinceBoot := time.Duration(ts.Nano())
-	started := time.Duration(ticks) * time.Second / clockTicks
-	return time.Now().Add(started - sinceBoot), nil
+	var out []Proc
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil || pid <= 0 {
+			continue
+		}
+		p, err := ReadProc(pid)
+		if err != nil || p.Session != sid || p.Gone() {
+			continue // gone since the listing, or not one of them
+		}
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b Proc) int { return a.PID - b.PID })
+	return out, nil
 }

@@ -7,6 +7,19 @@ import (
 	"time"
 )
 
+// ReadProc reads process pid; only Linux says, through /proc.
+func ReadProc(pid int) (Proc, error) { return Proc{}, errors.ErrUnsupported }
+
+// ReadProcAt reads a stat file in the format of Linux's /proc/PID/stat;
+// only Linux has them.
+func ReadProcAt(path string) (Proc, error) { return Proc{}, errors.ErrUnsupported }
+
+// Start returns when the process started; only Linux says.
+func (p Proc) Start() time.Time { return time.Time{} }
+
 // ProcessStart returns when process pid started; only Linux says, through
 // /proc.
 func ProcessStart(pid int) (time.Time, error) { return time.Time{}, errors.ErrUnsupported }
+
+// SessionMembers returns the processes of session sid; only Linux says.
+func SessionMembers(sid int) ([]Proc, error) { return nil, errors.ErrUnsupported }

@@ -30,6 +30,18 @@ type record struct {
 	LogFile string   `json:"logfile"`
 	// SelfLock: the node locks its pidfile itself.
 	SelfLock bool `json:"self_lock,omitempty"`
+	// PID and StartTicks: the process that runs the node (see [Started]).
+	PID        int    `json:"pid,omitempty"`
+	StartTicks uint64 `json:"start_ticks,omitempty"`
+}
+
+// Started names the process a record says runs its node: its pid and its
+// start time in clock ticks since boot ([Proc.StartTicks]), which together
+// name one process for the life of the machine. Zero when the node has not
+// started yet (the record is written before it starts).
+type Started struct {
+	PID        int
+	StartTicks uint64
 }
 
 // RecordPath returns where the record of the node named name lives.
@@ -42,10 +54,16 @@ func RecordPath(rundir, name string) string {
 // command. The write is atomic: a reader sees the old record or the new one,
 // never a mix, even if the writer dies half way.
 func WriteRecord(rundir string, n Node) error {
+	return WriteRecordStarted(rundir, n, Started{})
+}
+
+// WriteRecordStarted records n like [WriteRecord], with the process that
+// runs it, so that a node which lets go of its lock can still be found.
+func WriteRecordStarted(rundir string, n Node, s Started) error {
 	if err := CheckName(n.Name); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(record{n.Name, n.Host, n.Index, n.Command, n.Options, n.Dir, n.PidFile, n.LogFile, n.SelfLock}, "", "  ")
+	b, err := json.MarshalIndent(record{n.Name, n.Host, n.Index, n.Command, n.Options, n.Dir, n.PidFile, n.LogFile, n.SelfLock, s.PID, s.StartTicks}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -217,29 +235,40 @@ func recordWait() {
 // ReadRecord reads the record of the node named name from rundir. The
 // error wraps [fs.ErrNotExist] when there is none.
 func ReadRecord(rundir, name string) (Node, error) {
-	return readRecord(nil, rundir, name)
+	n, _, err := ReadRecordStarted(rundir, name)
+	return n, err
 }
 
-// readRecord is ReadRecord in the folder d already open, or with d nil in
-// rundir.
-func readRecord(d *folder, rundir, name string) (Node, error) {
+// ReadRecordStarted reads a record like [ReadRecord], with the process it
+// names (zero if none).
+func ReadRecordStarted(rundir, name string) (Node, Started, error) {
+	n, r, err := readRecord(nil, rundir, name)
+	if err != nil || r.PID <= 0 || r.StartTicks == 0 {
+		return n, Started{}, err
+	}
+	return n, Started{PID: r.PID, StartTicks: r.StartTicks}, nil
+}
+
+// readRecord reads a record in the folder d already open, or with d nil in
+// rundir, and returns it also as it is on disk.
+func readRecord(d *folder, rundir, name string) (Node, record, error) {
 	if err := CheckName(name); err != nil {
-		return Node{}, err
+		return Node{}, record{}, err
 	}
 	path := RecordPath(rundir, name)
 	b, err := readRecordFile(d, path)
 	if err != nil {
-		return Node{}, fmt.Errorf("record %s: %w", path, err)
+		return Node{}, record{}, fmt.Errorf("record %s: %w", path, err)
 	}
 	var r record
 	if err := json.Unmarshal(b, &r); err != nil {
-		return Node{}, fmt.Errorf("record %s: %w", path, err)
+		return Node{}, record{}, fmt.Errorf("record %s: %w", path, err)
 	}
 	if r.Name != name || !filepath.IsAbs(r.PidFile) || !filepath.IsAbs(r.LogFile) || len(r.Options) > len(r.Command) {
-		return Node{}, fmt.Errorf("record %s: name, pidfile, logfile or command missing or not valid", path)
+		return Node{}, record{}, fmt.Errorf("record %s: name, pidfile, logfile or command missing or not valid", path)
 	}
 	return Node{Name: r.Name, Host: r.Host, Index: r.Index, Command: r.Command, Options: r.Options,
-		Dir: r.Dir, PidFile: r.PidFile, LogFile: r.LogFile, SelfLock: r.SelfLock}, nil
+		Dir: r.Dir, PidFile: r.PidFile, LogFile: r.LogFile, SelfLock: r.SelfLock}, r, nil
 }
 
 // ReadRecords reads every node record in rundir, ordered by index and then
@@ -272,7 +301,7 @@ func ReadRecords(rundir string) ([]Node, error) {
 		if !ok || !e.Type().IsRegular() || CheckName(name) != nil {
 			continue
 		}
-		n, err := readRecord(d, rundir, name)
+		n, _, err := readRecord(d, rundir, name)
 		if err != nil {
 			return nil, err
 		}

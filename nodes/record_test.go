@@ -79,3 +79,35 @@ func TestResolve(t *testing.T) {
 		t.Errorf("empty rundir: %v; want ErrNoNodes", err)
 	}
 }
+
+// A record names the node's process once it runs; a record without one
+// (written before the start, or by an older multi) names none, and so does
+// one with a nonsense pid.
+func TestRecordStarted(t *testing.T) {
+	t.Parallel()
+	rundir := t.TempDir()
+	ns, err := nodes.Spec{Names: []string{"w1"}, RunDir: rundir, Command: []string{"sleep", "1"}}.Nodes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := ns[0]
+	for _, tc := range []struct {
+		write, want nodes.Started
+	}{
+		{nodes.Started{}, nodes.Started{}},
+		{nodes.Started{PID: 1234, StartTicks: 98765}, nodes.Started{PID: 1234, StartTicks: 98765}},
+		{nodes.Started{PID: -5, StartTicks: 98765}, nodes.Started{}},
+		{nodes.Started{PID: 1234}, nodes.Started{}},
+	} {
+		if err := nodes.WriteRecordStarted(rundir, n, tc.write); err != nil {
+			t.Fatal(err)
+		}
+		got, st, err := nodes.ReadRecordStarted(rundir, "w1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st != tc.want || !reflect.DeepEqual(got, n) {
+			t.Errorf("wrote %+v: read %+v, %+v", tc.write, st, got)
+		}
+	}
+}

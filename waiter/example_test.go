@@ -18,7 +18,8 @@ func ExampleWait() {
 	rundir, _ := os.MkdirTemp("", "waiter-example")
 	defer os.RemoveAll(rundir)
 	ns, _ := nodes.Spec{Names: []string{"w1"}, RunDir: rundir, Command: []string{"sleep", "0.1"}}.Nodes()
-	if _, err := (&multi.Cluster{Nodes: ns, RunDir: rundir}).Start(context.Background()); err != nil {
+	// No settle window: this node is meant to exit soon after it starts.
+	if _, err := (&multi.Cluster{Nodes: ns, RunDir: rundir, Settle: -1}).Start(context.Background()); err != nil {
 		fmt.Println(err)
 		return
 	}

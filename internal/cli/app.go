@@ -93,7 +93,7 @@ from the node's record. OPTIONS (celery's worker options, per node as
    multi start 3 --range-prefix=web --pidfile=/run/app/%n.pid -- app --port=80%i
    multi start A B C D -c:1 4 -c:2-4 8 -- worker --name=%h
    multi start w1 --self-lock -- mygonode`,
-				false, common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout), (*multi.Cluster).Start, code),
+				false, common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle), (*multi.Cluster).Start, code),
 			verb("stop", "send a signal (default TERM) and return",
 				"multi stop [flags] [NODES...] [-SIGNAL]",
 				`Send the signal to each node's lock holder. A stale pidfile is removed,
@@ -102,7 +102,7 @@ never signalled. Without NODES: every recorded node.
    multi stop w1 w2
    multi stop w1 -HUP
    multi stop --group -KILL`,
-				true, common(flagPidfile, flagLogfile, flagRundir, flagGroup), (*multi.Cluster).Stop, code),
+				true, common(flagPidfile, flagLogfile, flagRundir, flagGroup, flagLost), (*multi.Cluster).Stop, code),
 			verb("stopwait", "send a signal, wait until each node's lock is released, remove the pidfiles",
 				"multi stopwait [flags] [NODES...] [-SIGNAL]",
 				`Signal every node at once, then wait until each node's lock is released
@@ -112,12 +112,12 @@ nodes still running then get SIGKILL.
    multi stopwait
    multi stopwait w1 w2 --timeout=30s
    multi stopwait 3 -INT --wait=notify`,
-				true, common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup), (*multi.Cluster).StopWait, code),
+				true, common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagLost), (*multi.Cluster).StopWait, code),
 			verb("kill", "send KILL, wait until each node's lock is released, remove the pidfiles",
 				"multi kill [flags] [NODES...]",
 				`   multi kill w1
    multi kill --group`,
-				false, common(flagPidfile, flagLogfile, flagRundir, flagWait, flagGroup), (*multi.Cluster).Kill, code),
+				false, common(flagPidfile, flagLogfile, flagRundir, flagWait, flagGroup, flagLost), (*multi.Cluster).Kill, code),
 			verb("restart", "stopwait nodes, then start them again with their recorded command",
 				"multi restart [flags] [NODES...] [-SIGNAL] [OPTIONS] [-- COMMAND [ARG...]]",
 				`Stopwait each running node, then start it again from its record; a node
@@ -127,7 +127,7 @@ new COMMAND replaces the record.
    multi restart
    multi restart w2 --timeout=10s
    multi restart w1 -c 8`,
-				true, common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout), (*multi.Cluster).Restart, code),
+				true, common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagSettle, flagLost), (*multi.Cluster).Restart, code),
 			statusCommand(code),
 			logsCommand(code),
 			namesCommand(),

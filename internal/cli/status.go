@@ -27,12 +27,14 @@ type statusJSON struct {
 func statusCommand(code *int) *cli.Command {
 	return grammarCommand(&cli.Command{
 		Name:      "status",
-		Usage:     "show each node's state from its pidfile's lock (exit 0 all running, 1 stale, 3 stopped, 4 unknown)",
+		Usage:     "show each node's state from its pidfile's lock (exit 0 all running, 1 stale, 3 stopped, 4 lost or unknown)",
 		UsageText: "multi status [flags] [NODES...] [--json]",
 		Description: `On a terminal, a table: node, state, pid, uptime, pidfile, logfile.
 Elsewhere, a line per node. States: running, stopped, stale (a pidfile
 nobody holds the lock of), elsewhere (held from another pid namespace),
-unknown (locked, but not as a node locks it, or unreadable). With --json,
+lost (no lock held, but the node's recorded process, same pid and start
+time, still runs: stop it with --lost), unknown (locked, but not as a node
+locks it, or unreadable). With --json,
 pid is the lock holder as multi sees it, file_pid what the text says.
 
    multi status
@@ -55,6 +57,8 @@ pid is the lock holder as multi sees it, file_pid what the text says.
 					PID: s.PID, FilePID: s.FilePID, PidFile: s.Node.PidFile, LogFile: s.Node.LogFile}
 				if s.Err != nil {
 					out[i].Error = s.Err.Error()
+				} else if s.Lost != nil {
+					out[i].PID = s.Lost.PID
 				}
 			}
 			enc := json.NewEncoder(c.App.Writer)
@@ -81,6 +85,8 @@ func (o *output) describeStatus(s multi.Status) string {
 	switch {
 	case s.Err != nil:
 		return o.paint(red, "unknown") + ": " + statusErrText(s)
+	case s.Lost != nil:
+		return o.paint(red, "lost") + fmt.Sprintf(" (pid %d, started %s, runs without its pidfile's lock; stop it with --lost)", s.Lost.PID, s.Lost.Started.Format(time.DateTime))
 	case s.State == nodes.Running && s.Mismatch():
 		return o.paint(green, "running") + fmt.Sprintf(" (pid %d; the pidfile's text disagrees, the lock holder is the truth)", s.PID)
 	case s.State == nodes.Running:
@@ -99,6 +105,9 @@ func (o *output) statusTable(sts []multi.Status) {
 	fmt.Fprintln(tw, "NODE\tSTATE\tPID\tUPTIME\tPIDFILE\tLOGFILE")
 	for _, s := range sts {
 		state, color := stateWord(s)
+		if s.Lost != nil {
+			s.PID = s.Lost.PID
+		}
 		pid, uptime := "-", "-"
 		if s.PID > 0 {
 			pid = strconv.Itoa(s.PID)
@@ -114,7 +123,7 @@ func (o *output) statusTable(sts []multi.Status) {
 }
 
 // stateWord is the one place a node's state becomes a status word and its
-// colour, for the table and --json: running, stopped, stale, elsewhere,
+// colour, for the table and --json: running, stopped, stale, elsewhere, lost,
 // or unknown when the pidfile could not be inspected. statusCode beside
 // it maps the same states to the exit code; the line mode's sentences
 // (describeStatus) say the same in more words.
@@ -122,6 +131,8 @@ func stateWord(s multi.Status) (word, color string) {
 	switch {
 	case s.Err != nil:
 		return "unknown", red
+	case s.Lost != nil:
+		return "lost", red
 	case s.State == nodes.Running || s.State == nodes.Elsewhere:
 		return s.State.String(), green
 	case s.State == nodes.Stale:
@@ -135,7 +146,8 @@ func statusCode(sts []multi.Status) int {
 	code := exitOK
 	for _, s := range sts {
 		switch {
-		case s.Err != nil:
+		case s.Err != nil, s.Lost != nil:
+			// A lost node runs, unseen through its lock: unknown.
 			return exitUnknown
 		case s.State == nodes.Stale:
 			code = exitFailed

@@ -20,7 +20,15 @@ func cluster(c *cli.Context, a *Args) (*multi.Cluster, error) {
 		return nil, err
 	}
 	// Detach: this process exits right after, and its nodes are reparented.
-	cl := &multi.Cluster{Nodes: ns, RunDir: rundir(a), Group: a.Flags["group"] == "true", Detach: true}
+	cl := &multi.Cluster{Nodes: ns, RunDir: rundir(a), Group: a.Flags["group"] == "true", Detach: true,
+		SignalLost: a.Flags["lost"] == "true"}
+	if t := a.Flags["settle"]; t == "0" {
+		cl.Settle = -1 // no window
+	} else if t != "" {
+		if cl.Settle, err = parseTimeout("--settle", t); err != nil {
+			return nil, usage(c, err)
+		}
+	}
 	if a.Signal != "" {
 		if cl.Signal, err = multi.ParseSignal(a.Signal); err != nil {
 			return nil, usage(c, err)

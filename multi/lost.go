@@ -1,0 +1,77 @@
+package multi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/multi-launcher/multi/nodes"
+)
+
+// lostCandidate returns the process n's record names when nothing holds
+// n's lock (info is Absent or Stale) and the record is of the same
+// pidfile: the process that may be lost, not yet checked.
+func (c *Cluster) lostCandidate(n nodes.Node, info nodes.Info) (nodes.Started, bool) {
+	if info.State != nodes.Absent && info.State != nodes.Stale {
+		return nodes.Started{}, false
+	}
+	rec, st, err := nodes.ReadRecordStarted(c.rundir(), n.Name)
+	if err != nil || st.PID == 0 || rec.PidFile != n.PidFile || checkPID(st.PID) != nil {
+		return nodes.Started{}, false
+	}
+	return st, true
+}
+
+// lostProc returns a [LostError] if n is lost: nothing holds its lock, but
+// the process its record names runs, with the same start time. A pid
+// whose start time differs is another process that took the recycled
+// pid; it is none of multi's business.
+func (c *Cluster) lostProc(n nodes.Node, info nodes.Info) *LostError {
+	st, ok := c.lostCandidate(n, info)
+	if !ok {
+		return nil
+	}
+	p, err := nodes.ReadProc(st.PID)
+	if err != nil || p.Gone() || p.StartTicks != st.StartTicks {
+		return nil
+	}
+	return &LostError{PID: st.PID, Started: p.Start()}
+}
+
+// awaitLost waits for the lost process of r (signalled already) to exit,
+// with timeout as [Cluster.Timeout]: then SIGKILL, and wait again.
+func (c *Cluster) awaitLost(ctx context.Context, op string, r *Result, sig syscall.Signal, timeout time.Duration) {
+	wctx, cancel := ctx, context.CancelFunc(func() {})
+	if timeout > 0 && sig != syscall.SIGKILL {
+		wctx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	err := waitLost(wctx, r.lost)
+	cancel()
+	killed := false
+	if err != nil && ctx.Err() == nil && timeout > 0 && sig != syscall.SIGKILL {
+		if _, kerr := signalLost(r.lost, syscall.SIGKILL); kerr != nil {
+			r.fail(op, kerr)
+			return
+		}
+		r.warn(fmt.Sprintf("still running after %s; sent KILL (pid %d)", timeout, r.PID))
+		killed = true
+		err = waitLost(ctx, r.lost)
+	}
+	if err != nil {
+		r.fail(op, fmt.Errorf("still running (pid %d): %w", r.PID, err))
+		return
+	}
+	c.stopped(r, op, sig)
+	if r.Err == nil {
+		if killed {
+			r.Msg = fmt.Sprintf("killed after %s (pid %d)", timeout, r.PID)
+		}
+		r.Msg += "; it had lost its pidfile's lock"
+	}
+}
+
+// errNoPidfd: a lost process is signalled only through a pidfd, pinned
+// before its start time is checked; without pidfds it is not signalled.
+var errNoPidfd = errors.New("no pidfd to pin the lost process with (not signalled)")
