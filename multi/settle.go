@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/multi-launcher/multi/nodes"
@@ -80,7 +81,9 @@ func logTail(path string, off int64, n int) string {
 	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
 		return "" // a FIFO, say: opening it could block
 	}
-	f, err := os.Open(path)
+	// Not through a link swapped in since the node opened it: root would
+	// print another file's last lines.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return ""
 	}

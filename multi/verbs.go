@@ -49,9 +49,28 @@ func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
 // word for success), concurrently, then waits out the settle window once
 // for all of them, checks each again, records its process and lets it go.
 // Each result is reported once final.
+//
+// A node started is held (its process's pidfd) until the window is over,
+// so under a low RLIMIT_NOFILE the set starts in batches, each paying the
+// window once: slower, never failing for want of descriptors.
 func (c *Cluster) startAll(ctx context.Context, results []Result, verb func(int) (string, bool)) {
+	batch, workers := len(results), startConcurrency()
+	if c.settle() > 0 {
+		budget := waiter.DescriptorBudget()
+		batch = max(1, budget/2)
+		workers = max(1, min(startWorkers, (budget-batch)/startFDs))
+	}
+	for lo := 0; lo < len(results); lo += batch {
+		hi := min(lo+batch, len(results))
+		c.startBatch(ctx, results[lo:hi], workers, func(i int) (string, bool) { return verb(lo + i) })
+	}
+}
+
+// startBatch is startAll for one batch, with at most workers starts at
+// once.
+func (c *Cluster) startBatch(ctx context.Context, results []Result, workers int, verb func(int) (string, bool)) {
 	started := make([]*started, len(results))
-	c.each(ctx, results, startConcurrency(), func(i int, r *Result) {
+	c.each(ctx, results, workers, func(i int, r *Result) {
 		if _, ok := verb(i); ok {
 			started[i] = c.startOne(r)
 		}
@@ -66,7 +85,7 @@ func (c *Cluster) startAll(ctx context.Context, results []Result, verb func(int)
 		}
 	}
 	c.settleAll(ctx, kids)
-	c.each(context.WithoutCancel(ctx), results, startConcurrency(), func(i int, r *Result) {
+	c.each(context.WithoutCancel(ctx), results, workers, func(i int, r *Result) {
 		s := started[i]
 		if s == nil {
 			return

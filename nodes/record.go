@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // RecordExt ends the name of every node record in a rundir.
@@ -219,17 +220,22 @@ func lockShared(lk *os.File) error {
 	}
 }
 
-// recordWaitEnv names a FIFO that WriteRecord opens, and so waits on,
-// once its temp file exists: only for tests that kill a start there or
-// swap the temp file.
+// recordWaitEnv names a FIFO that the first WriteRecord of a process
+// opens, and so waits on, once its temp file exists: only for tests that
+// kill a start there or swap the temp file. Only the first: a start
+// writes the record again once its node runs.
 const recordWaitEnv = "_MULTI_TEST_RECORD_WAIT"
 
+var recordWaitOnce sync.Once
+
 func recordWait() {
-	if p := os.Getenv(recordWaitEnv); p != "" {
-		if f, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil {
-			f.Close()
+	recordWaitOnce.Do(func() {
+		if p := os.Getenv(recordWaitEnv); p != "" {
+			if f, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil {
+				f.Close()
+			}
 		}
-	}
+	})
 }
 
 // ReadRecord reads the record of the node named name from rundir. The
