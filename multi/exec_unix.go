@@ -19,6 +19,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// logTailFlags opens a logfile to read its last lines: never through a
+// link, never hanging on a FIFO.
+const logTailFlags = os.O_RDONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK
+
 // stepEnv marks a process started as the exec step of one node. The step
 // removes it before it execs the node's command, so nodes never see it.
 const stepEnv = "_MULTI_EXEC_STEP_V1"

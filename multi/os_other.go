@@ -38,3 +38,6 @@ func (ch *child) letGo(detach bool) {}
 func signalLost(st nodes.Started, sig syscall.Signal) (bool, error) { return false, errNoPidfd }
 
 func waitLost(ctx context.Context, st nodes.Started) error { return errNoPidfd }
+
+// logTailFlags opens a logfile to read its last lines.
+const logTailFlags = os.O_RDONLY

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/multi-launcher/multi/nodes"
@@ -83,7 +82,7 @@ func logTail(path string, off int64, n int) string {
 	}
 	// Not through a link swapped in since the node opened it: root would
 	// print another file's last lines.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(path, logTailFlags, 0)
 	if err != nil {
 		return ""
 	}
