@@ -5,6 +5,7 @@ package multi
 import (
 	"context"
 	"errors"
+	"os"
 	"syscall"
 	"time"
 
