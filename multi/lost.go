@@ -75,3 +75,36 @@ func (c *Cluster) awaitLost(ctx context.Context, op string, r *Result, sig sysca
 // errNoPidfd: a lost process is signalled only through a pidfd, pinned
 // before its start time is checked; without pidfds it is not signalled.
 var errNoPidfd = errors.New("no pidfd to pin the lost process with (not signalled)")
+
+// lostOne deals with a node whose lock nobody holds but whose recorded
+// process may run (see [LostError]), and reports whether it did: without
+// c.SignalLost it fails, its record and pidfile kept; with it, the process
+// is signalled once pinned and checked, and r.lost names it.
+func (c *Cluster) lostOne(r *Result, op string, sig syscall.Signal, info nodes.Info) bool {
+	if !c.SignalLost {
+		lost := c.lostProc(r.Node, info)
+		if lost == nil {
+			return false
+		}
+		r.PID = lost.PID
+		r.fail(op, lost)
+		return true
+	}
+	st, ok := c.lostCandidate(r.Node, info)
+	if !ok {
+		return false
+	}
+	// signalLost makes the only start-time check that counts: after the
+	// pidfd pins the process.
+	sent, err := signalLost(st, sig)
+	if err != nil {
+		r.PID = st.PID
+		r.fail(op, err)
+		return true
+	}
+	if !sent {
+		return false // gone, or the pid is another's: not running
+	}
+	r.PID, r.lost = st.PID, st
+	return true
+}

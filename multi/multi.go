@@ -1,6 +1,11 @@
 // Package multi starts a set of named nodes (detached processes) and stops
 // them again without ever signalling the wrong process.
 //
+// It owns the verbs ([Cluster] with Start, Stop, StopWait, Kill, Restart,
+// Status), the exec step every node starts through, and signalling a node
+// through its lock. Package nodes owns the names, the pidfile and its lock
+// and the records; package waiter, waiting for a lock to be released.
+//
 // # How a node runs
 //
 // Go cannot run code between fork and exec, so [Cluster.Start] re-executes
@@ -28,13 +33,25 @@
 // waiter, for each node's lock to be released: not for a pid to vanish, so
 // zombies and recycled pids do not matter. Then it removes the pidfile,
 // after locking it itself and checking it is still the same file.
+//
+// # Files
+//
+// One concept per file: multi.go (Cluster, Result), errors.go, signal.go
+// (signal names, the pids never signalled), start.go, settle.go (the
+// settle window), stop.go (Stop, StopWait, Kill), restart.go, status.go,
+// lost.go (nodes that lost their lock). Unix: the exec step in
+// step_unix.go, starting and confirming a node in spawn_unix.go and
+// selflock_unix.go, signalling through the lock in signal_unix.go. Linux:
+// the pidfd in signal_linux.go and lost_linux.go, reaping in
+// reap_linux.go; every other Unix has signal_nopidfd.go and
+// reap_nopidfd.go instead. Elsewhere unsupported_other.go makes every
+// verb that starts or signals a node fail with errors.ErrUnsupported.
 package multi
 
 import (
+	"context"
 	"errors"
-	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -42,79 +59,6 @@ import (
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/waiter"
 )
-
-// Errors that callers test with [errors.Is] on a [*NodeError] or on the
-// joined error a verb returns.
-var (
-	// ErrAlreadyRunning: start found the node's pidfile locked by a live
-	// process.
-	ErrAlreadyRunning = nodes.ErrAlreadyRunning
-	// ErrNotRunning: nothing holds the node's lock, so there is nothing to
-	// signal.
-	ErrNotRunning = errors.New("not running")
-	// ErrElsewhere: the lock is held by a process that cannot be named from
-	// here (another pid namespace); it is not signalled.
-	ErrElsewhere = errors.New("running in another pid namespace (not signalled)")
-	// ErrNoCommand: start has no command for the node.
-	ErrNoCommand = errors.New("no command (give one after --)")
-	// ErrUnsafePID: the kernel named a pid that must never be signalled
-	// (<= 1, or this process).
-	ErrUnsafePID = errors.New("refusing to signal pid")
-	// ErrExitedAtOnce: the node's command exited before start could see it
-	// holding its lock.
-	ErrExitedAtOnce = errors.New("exited at once")
-	// ErrNoLock: a self-locking node did not take its lock in time.
-	ErrNoLock = errors.New("did not lock its pidfile")
-	// ErrForeignLock: the node's pidfile is locked, but not as a node
-	// locks it (a read lock, an OFD lock, a lock on part of the file); the
-	// locker is named, and never signalled. See [nodes.ForeignError].
-	ErrForeignLock = nodes.ErrForeignLock
-	// ErrStopSignal: StopWait or Restart was asked to send a signal that
-	// stops a process without ending it, so the wait could never end.
-	ErrStopSignal = errors.New("a stop signal never ends a node; the wait would never end")
-	// ErrLost: the node's lock is gone but the process its record names
-	// (same pid, same start time) still runs; see [LostError].
-	ErrLost = errors.New("lost")
-)
-
-// IsStopSignal reports whether sig stops a process rather than asking it
-// to end: SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU.
-func IsStopSignal(sig syscall.Signal) bool { return isStopSignal(sig) }
-
-// A LostError reports a lost node: nothing holds its pidfile's lock (the
-// node closed the descriptor, or its pidfile was deleted), yet the process
-// its record names, with the same pid and start time, still runs. It
-// cannot be found through its lock, so it is neither counted stopped nor
-// started a second time; it is signalled only with [Cluster.SignalLost].
-type LostError struct {
-	PID     int
-	Started time.Time
-	// Start: the error refuses to start the node (rather than to signal).
-	Start bool
-}
-
-func (e *LostError) Error() string {
-	s := fmt.Sprintf("lost: pid %d (started %s) still runs without its pidfile's lock", e.PID, e.Started.Format(time.DateTime))
-	if e.Start {
-		return s + "; refusing to start a second copy (stop it with --lost)"
-	}
-	return s + "; not signalled (use --lost to signal it)"
-}
-
-// Is makes errors.Is(err, ErrLost) true.
-func (e *LostError) Is(target error) bool { return target == ErrLost }
-
-// A NodeError records a verb that failed on one node.
-type NodeError struct {
-	Node string // short name
-	Op   string // "start", "stop", "stopwait", "kill", "restart", "status"
-	Err  error
-}
-
-func (e *NodeError) Error() string { return "multi: " + e.Op + " " + e.Node + ": " + e.Err.Error() }
-
-// Unwrap returns the cause.
-func (e *NodeError) Unwrap() error { return e.Err }
 
 // A Cluster is a set of nodes and how to run and stop them. Nodes must be
 // set; every other zero field has a documented default.
@@ -248,48 +192,45 @@ func (c *Cluster) env() []string {
 	return c.Env
 }
 
-// SignalName returns the signal's name without "SIG": "TERM", "KILL".
-func SignalName(sig syscall.Signal) string {
-	if name := signalName(sig); name != "" {
-		return strings.TrimPrefix(name, "SIG")
+// report hands a final result to c.Progress, one call at a time.
+func (c *Cluster) report(r *Result) {
+	if c.Progress == nil {
+		return
 	}
-	return fmt.Sprint(int(sig))
+	c.progressMu.Lock()
+	defer c.progressMu.Unlock()
+	c.Progress(*r)
 }
 
-// ParseSignal parses a signal the way celery multi users write it after
-// the dash: "KILL", "SIGKILL", "kill", "9". Signal 0 and unknown names are
-// errors.
-func ParseSignal(s string) (syscall.Signal, error) {
-	if s == "" {
-		return 0, errors.New("empty signal")
+func (c *Cluster) results() []Result {
+	out := make([]Result, len(c.Nodes))
+	for i, n := range c.Nodes {
+		out[i].Node = n
 	}
-	if s[0] >= '0' && s[0] <= '9' {
-		n := 0
-		for _, c := range s {
-			if c < '0' || c > '9' || n > 1000 {
-				return 0, fmt.Errorf("bad signal %q", s)
+	return out
+}
+
+// each runs f on every result with at most workers at once. Results not
+// reached because ctx ended fail with ctx's error.
+func (c *Cluster) each(ctx context.Context, results []Result, workers int, f func(int, *Result)) {
+	sem := make(chan struct{}, max(workers, 1))
+	var wg sync.WaitGroup
+	for i := range results {
+		r := &results[i]
+		select {
+		case <-ctx.Done():
+			if r.Err == nil && r.Msg == "" {
+				r.fail("start", ctx.Err())
 			}
-			n = n*10 + int(c-'0')
+			continue
+		case sem <- struct{}{}:
 		}
-		if n < 1 || n > maxSignal {
-			return 0, fmt.Errorf("signal %d out of range 1-%d", n, maxSignal)
-		}
-		return syscall.Signal(n), nil
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			f(i, r)
+		}()
 	}
-	name := strings.ToUpper(s)
-	if !strings.HasPrefix(name, "SIG") {
-		name = "SIG" + name
-	}
-	if sig := signalNum(name); sig != 0 {
-		return sig, nil
-	}
-	return 0, fmt.Errorf("unknown signal %q", s)
-}
-
-// checkPID refuses the pids multi must never signal.
-func checkPID(pid int) error {
-	if pid <= 1 || pid == os.Getpid() {
-		return fmt.Errorf("%w %d", ErrUnsafePID, pid)
-	}
-	return nil
+	wg.Wait()
 }

@@ -39,9 +39,6 @@ func reap(cmd *exec.Cmd) {
 	}()
 }
 
-// dup2 makes newfd a copy of oldfd (dup3(2): linux/arm64 has no dup2).
-func dup2(oldfd, newfd int) error { return unix.Dup3(oldfd, newfd, 0) }
-
 // exited reports whether this process's child pid has exited or is
 // exiting: waitable (waitid(2) with WNOWAIT, so that its *os.Process can
 // still wait for it), or flagged PF_EXITING in /proc/PID/stat, which the

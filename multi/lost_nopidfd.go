@@ -1,4 +1,4 @@
-//go:build unix && !linux
+//go:build !linux
 
 package multi
 
@@ -8,15 +8,6 @@ import (
 
 	"github.com/multi-launcher/multi/nodes"
 )
-
-// maxSignal is the highest signal number on the BSDs and macOS.
-const maxSignal = 32
-
-// sendPinned has no pidfd to pin the process with here: it kills right after
-// the caller's lock check, which is as close as kill(2) gets.
-func sendPinned(h *nodes.Handle, pid int, sig syscall.Signal, cont, group bool) (bool, error) {
-	return true, killUnpinned(pid, sig, cont, group)
-}
 
 // signalLost would signal a lost process; without pidfds to pin it with,
 // it does not (lost nodes are found only on Linux anyway).

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,156 +17,6 @@ import (
 	"github.com/multi-launcher/multi/nodes"
 	"golang.org/x/sys/unix"
 )
-
-// logTailFlags opens a logfile to read its last lines: never through a
-// link, never hanging on a FIFO.
-const logTailFlags = os.O_RDONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK
-
-// stepEnv marks a process started as the exec step of one node. The step
-// removes it before it execs the node's command, so nodes never see it.
-const stepEnv = "_MULTI_EXEC_STEP_V1"
-
-// errFD is the exec step's descriptor for reporting failure: the write end
-// of a pipe whose read end the launcher drains. It is close-on-exec in the
-// step, so a successful exec closes it with nothing written.
-const errFD = 3
-
-// The values of stepEnv: the step locks the pidfile, or the node will.
-const (
-	stepLock     = "1"
-	stepSelfLock = "self"
-)
-
-func init() {
-	if v := os.Getenv(stepEnv); v == stepLock || v == stepSelfLock {
-		execStep(os.Args[1:], v == stepSelfLock) // does not return
-	}
-}
-
-// execStep is the node's own process before it becomes the node: it locks
-// the pidfile, opens the logfile and execs the command, keeping the locked
-// descriptor open across the exec. args are PIDFILE LOGFILE -- ARGV...
-// With selfLock the step leaves the pidfile alone: the node locks it.
-func execStep(args []string, selfLock bool) {
-	report := os.NewFile(errFD, "multi-report")
-	syscall.CloseOnExec(errFD)
-	os.Unsetenv(stepEnv)
-	// The node gets the GOMAXPROCS it would have had.
-	if v, ok := os.LookupEnv(stepProcsEnv); ok {
-		os.Unsetenv(stepProcsEnv)
-		if v == "" {
-			os.Unsetenv("GOMAXPROCS")
-		} else {
-			os.Setenv("GOMAXPROCS", v[1:])
-		}
-	}
-	fail := func(kind string, err error) {
-		fmt.Fprintf(report, "%s %s", kind, err)
-		os.Exit(1)
-	}
-	if len(args) < 4 || args[2] != "--" {
-		fail("fail", errors.New("exec step: bad arguments"))
-	}
-	pidfile, logfile, argv := args[0], args[1], args[3:]
-
-	var lock *nodes.Lock
-	if selfLock {
-		// The node will lock it; a running instance is refused here all
-		// the same, before anything starts.
-		if info, err := nodes.Inspect(pidfile); err != nil {
-			fail("fail", err)
-		} else if info.State == nodes.Foreign {
-			fail("foreign", info.LockErr)
-		} else if info.State == nodes.Running || info.State == nodes.Elsewhere {
-			fail("held", errors.New(strconv.Itoa(info.PID)))
-		}
-	} else {
-		var err error
-		lock, err = nodes.Acquire(pidfile)
-		var held *nodes.HeldError
-		if errors.As(err, &held) {
-			fail("held", errors.New(strconv.Itoa(held.PID)))
-		}
-		if errors.Is(err, nodes.ErrForeignLock) {
-			fail("foreign", err)
-		}
-		if err != nil {
-			fail("fail", err)
-		}
-	}
-	// From here on the pidfile is ours: remove it on any failure.
-	failLocked := func(err error) {
-		if lock != nil {
-			lock.Release()
-		}
-		fail("fail", err)
-	}
-	path, err := exec.LookPath(argv[0])
-	if errors.Is(err, exec.ErrDot) {
-		// An empty or "." element of $PATH would run whatever was planted
-		// in the working folder (Go's exec.ErrDot rule): never. A command
-		// with a slash never gets here; ./prog runs as given.
-		abs, _ := filepath.Abs(path)
-		failLocked(fmt.Errorf("exec: %q: not run from the working folder (%s) through an empty or \".\" element of $PATH; write ./%s to run it", argv[0], abs, argv[0]))
-	}
-	if err != nil {
-		failLocked(err)
-	}
-	if p := os.Getenv(stepWaitEnv); p != "" {
-		// Tests stop the step here, its pidfile locked, to kill multi
-		// start at this point: the open waits for a reader of the FIFO.
-		os.Unsetenv(stepWaitEnv)
-		if f, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil {
-			f.Close()
-		}
-	}
-	// Opened as root, so as carefully as the pidfile: no link followed.
-	log, err := nodes.OpenLogfile(logfile)
-	if err != nil {
-		failLocked(err)
-	}
-	if err := dup2(int(log.Fd()), 1); err != nil {
-		failLocked(fmt.Errorf("logfile %s: %w", logfile, err))
-	}
-	if err := dup2(int(log.Fd()), 2); err != nil {
-		failLocked(fmt.Errorf("logfile %s: %w", logfile, err))
-	}
-	log.Close()
-	os.Setenv(nodes.EnvPidfile, pidfile)
-	os.Unsetenv(nodes.EnvPidfileFD)
-	if lock != nil {
-		// The lock must survive the exec: clear close-on-exec on its fd only.
-		fd := int(lock.File().Fd())
-		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
-			failLocked(fmt.Errorf("pidfile %s: %w", pidfile, err))
-		}
-		os.Setenv(nodes.EnvPidfileFD, strconv.Itoa(fd))
-	}
-	err = syscall.Exec(path, argv, os.Environ())
-	failLocked(&exec.Error{Name: argv[0], Err: err})
-}
-
-// stepWaitEnv names a FIFO the exec step opens, and so waits on, before
-// it opens the logfile: only for tests that kill multi start there.
-const stepWaitEnv = "_MULTI_TEST_STEP_WAIT"
-
-// stepProcsEnv carries the GOMAXPROCS the node is to have ("" for none,
-// else "=" and the value): the step runs with GOMAXPROCS=1, since a Go
-// runtime starts faster with one P, and it lives only until the exec.
-const stepProcsEnv = "_MULTI_GOMAXPROCS"
-
-// stepEnviron is the exec step's environment: the node's, plus what the
-// step needs.
-func stepEnviron(env []string, step string, n nodes.Node) []string {
-	procs := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "GOMAXPROCS="); ok {
-			procs = "=" + v // the last one is the one that counts
-		}
-	}
-	return append(env[:len(env):len(env)], stepEnv+"="+step, nodes.EnvNode+"="+n.FullName(),
-		stepProcsEnv+"="+procs, "GOMAXPROCS=1")
-}
 
 // spawn starts node n through the exec step and returns it once the node
 // has exec'd its command holding its lock, or the reason it did not. A
@@ -327,4 +176,50 @@ func describeExit(st *os.ProcessState) string {
 		return "killed by " + SignalName(ws.Signal())
 	}
 	return st.String() // "exit status 3"
+}
+
+// tailLines is how many of its last log lines a failed start shows.
+const tailLines = 5
+
+// logTailFlags opens a logfile to read its last lines: never through a
+// link, never hanging on a FIFO.
+const logTailFlags = os.O_RDONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK
+
+// logTail returns the last n non-empty lines written to the logfile at
+// path after offset off, joined by " | ", each cut to a sane length; ""
+// if none or the file cannot be read.
+func logTail(path string, off int64, n int) string {
+	const maxTail = 4096
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return "" // a FIFO, say: opening it could block
+	}
+	// Not through a link swapped in since the node opened it: root would
+	// print another file's last lines.
+	f, err := os.OpenFile(path, logTailFlags, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() <= off {
+		return ""
+	}
+	from := max(off, st.Size()-maxTail)
+	b, err := io.ReadAll(io.NewSectionReader(f, from, st.Size()-from))
+	if err != nil {
+		return ""
+	}
+	var lines []string
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		if s := strings.TrimSpace(string(l)); s != "" {
+			if len(s) > 200 {
+				s = s[:200] + "..."
+			}
+			lines = append(lines, fmt.Sprintf("%q", s))
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
 }

@@ -3,9 +3,7 @@
 package multi
 
 import (
-	"context"
 	"errors"
-	"os"
 	"syscall"
 	"time"
 
@@ -18,7 +16,9 @@ import (
 const maxSignal = 32
 
 func signalName(sig syscall.Signal) string { return "" }
+
 func isStopSignal(sig syscall.Signal) bool { return false }
+
 func signalNum(name string) syscall.Signal {
 	switch name {
 	case "SIGTERM":
@@ -33,12 +33,10 @@ func spawn(n nodes.Node, env []string, lockTimeout time.Duration) (*child, error
 	return nil, errors.ErrUnsupported
 }
 
-func (ch *child) recheck() error    { return errors.ErrUnsupported }
+func (ch *child) recheck() error { return errors.ErrUnsupported }
+
 func (ch *child) letGo(detach bool) {}
 
-func signalLost(st nodes.Started, sig syscall.Signal) (bool, error) { return false, errNoPidfd }
-
-func waitLost(ctx context.Context, st nodes.Started) error { return errNoPidfd }
-
-// logTailFlags opens a logfile to read its last lines.
-const logTailFlags = os.O_RDONLY
+func signalNode(path string, expect int, sig syscall.Signal, group bool) (nodes.Info, error) {
+	return nodes.Info{Path: path}, errors.ErrUnsupported
+}

@@ -1,0 +1,78 @@
+package multi
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/multi-launcher/multi/nodes"
+)
+
+// Errors that callers test with [errors.Is] on a [*NodeError] or on the
+// joined error a verb returns.
+var (
+	// ErrAlreadyRunning: start found the node's pidfile locked by a live
+	// process.
+	ErrAlreadyRunning = nodes.ErrAlreadyRunning
+	// ErrNotRunning: nothing holds the node's lock, so there is nothing to
+	// signal.
+	ErrNotRunning = errors.New("not running")
+	// ErrElsewhere: the lock is held by a process that cannot be named from
+	// here (another pid namespace); it is not signalled.
+	ErrElsewhere = errors.New("running in another pid namespace (not signalled)")
+	// ErrNoCommand: start has no command for the node.
+	ErrNoCommand = errors.New("no command (give one after --)")
+	// ErrUnsafePID: the kernel named a pid that must never be signalled
+	// (<= 1, or this process).
+	ErrUnsafePID = errors.New("refusing to signal pid")
+	// ErrExitedAtOnce: the node's command exited before start could see it
+	// holding its lock.
+	ErrExitedAtOnce = errors.New("exited at once")
+	// ErrNoLock: a self-locking node did not take its lock in time.
+	ErrNoLock = errors.New("did not lock its pidfile")
+	// ErrForeignLock: the node's pidfile is locked, but not as a node
+	// locks it (a read lock, an OFD lock, a lock on part of the file); the
+	// locker is named, and never signalled. See [nodes.ForeignError].
+	ErrForeignLock = nodes.ErrForeignLock
+	// ErrStopSignal: StopWait or Restart was asked to send a signal that
+	// stops a process without ending it, so the wait could never end.
+	ErrStopSignal = errors.New("a stop signal never ends a node; the wait would never end")
+	// ErrLost: the node's lock is gone but the process its record names
+	// (same pid, same start time) still runs; see [LostError].
+	ErrLost = errors.New("lost")
+)
+
+// A LostError reports a lost node: nothing holds its pidfile's lock (the
+// node closed the descriptor, or its pidfile was deleted), yet the process
+// its record names, with the same pid and start time, still runs. It
+// cannot be found through its lock, so it is neither counted stopped nor
+// started a second time; it is signalled only with [Cluster.SignalLost].
+type LostError struct {
+	PID     int
+	Started time.Time
+	// Start: the error refuses to start the node (rather than to signal).
+	Start bool
+}
+
+func (e *LostError) Error() string {
+	s := fmt.Sprintf("lost: pid %d (started %s) still runs without its pidfile's lock", e.PID, e.Started.Format(time.DateTime))
+	if e.Start {
+		return s + "; refusing to start a second copy (stop it with --lost)"
+	}
+	return s + "; not signalled (use --lost to signal it)"
+}
+
+// Is makes errors.Is(err, ErrLost) true.
+func (e *LostError) Is(target error) bool { return target == ErrLost }
+
+// A NodeError records a verb that failed on one node.
+type NodeError struct {
+	Node string // short name
+	Op   string // "start", "stop", "stopwait", "kill", "restart", "status"
+	Err  error
+}
+
+func (e *NodeError) Error() string { return "multi: " + e.Op + " " + e.Node + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *NodeError) Unwrap() error { return e.Err }

@@ -1,0 +1,75 @@
+package multi
+
+import (
+	"syscall"
+
+	"github.com/multi-launcher/multi/nodes"
+	"golang.org/x/sys/unix"
+)
+
+// maxSignal is SIGRTMAX on Linux.
+const maxSignal = 64
+
+// pidfdSignalProcessGroup is PIDFD_SIGNAL_PROCESS_GROUP (Linux 6.9): signal
+// the process group led by the pidfd's process.
+const pidfdSignalProcessGroup = 1 << 2
+
+// sendPinned pins pid with a pidfd (pidfd_open(2)), checks that the lock on
+// h is still held by pid, and signals through the pidfd
+// (pidfd_send_signal(2)). Once the pidfd is open, the process it names
+// cannot be confused with another even if it dies, so a holder seen after
+// the open is the pinned process or the signal goes nowhere. It reports
+// false when the holder changed, so that the caller looks again. With
+// cont, SIGCONT follows sig the same way.
+//
+// With group it signals the process group the pinned holder leads
+// (PIDFD_SIGNAL_PROCESS_GROUP), once it has checked that the holder leads
+// its own group; kernels before 6.9 refuse that flag, and then kill(-pid)
+// follows the checks, with the leader pinned and seen alive just before.
+func sendPinned(h *nodes.Handle, pid int, sig syscall.Signal, cont, group bool) (bool, error) {
+	pfd, err := unix.PidfdOpen(pid, 0)
+	switch err {
+	case nil:
+	case unix.ESRCH:
+		return false, nil // gone already: the lock says what next
+	case unix.ENOSYS, unix.EPERM, unix.EINVAL:
+		// No pidfds here (old kernel, seccomp): the checked kill is all
+		// there is.
+		return true, killUnpinned(pid, sig, cont, group)
+	default:
+		return false, err
+	}
+	defer unix.Close(pfd)
+	state, now, err := h.Holder()
+	if err != nil {
+		return false, err
+	}
+	if state != nodes.Running || now != pid {
+		return false, nil
+	}
+	flags := 0
+	if group {
+		if err := checkGroupLeader(pid); err != nil {
+			return true, err
+		}
+		flags = pidfdSignalProcessGroup
+	}
+	err = unix.PidfdSendSignal(pfd, sig, nil, flags)
+	if group && err == unix.EINVAL {
+		// No PIDFD_SIGNAL_PROCESS_GROUP: is the pinned leader still there?
+		if err := unix.PidfdSendSignal(pfd, 0, nil, 0); err == unix.ESRCH {
+			return true, nil
+		}
+		if err := killGroupChecked(pid, sig); err != nil || !cont {
+			return true, err
+		}
+		return true, killGroupChecked(pid, unix.SIGCONT)
+	}
+	if err == nil && cont {
+		err = unix.PidfdSendSignal(pfd, unix.SIGCONT, nil, flags)
+	}
+	if err != nil && err != unix.ESRCH {
+		return true, err
+	}
+	return true, nil
+}

@@ -1,0 +1,18 @@
+//go:build unix && !linux
+
+package multi
+
+import (
+	"syscall"
+
+	"github.com/multi-launcher/multi/nodes"
+)
+
+// maxSignal is the highest signal number on the BSDs and macOS.
+const maxSignal = 32
+
+// sendPinned has no pidfd to pin the process with here: it kills right after
+// the caller's lock check, which is as close as kill(2) gets.
+func sendPinned(h *nodes.Handle, pid int, sig syscall.Signal, cont, group bool) (bool, error) {
+	return true, killUnpinned(pid, sig, cont, group)
+}

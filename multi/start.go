@@ -1,0 +1,212 @@
+package multi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os/exec"
+	"runtime"
+	"time"
+
+	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/waiter"
+)
+
+// startWorkers bounds how many nodes start at once: each start is a fork,
+// two execs and a pipe, and more in flight than a few per core only costs
+// memory and descriptors.
+var startWorkers = 4 * runtime.NumCPU()
+
+// startFDs is about how many descriptors one start holds at once: the
+// step's pipe, /dev/null three times, fork's own pipe and pidfd, the
+// record and the pidfile.
+const startFDs = 10
+
+// startConcurrency is startWorkers, fewer when RLIMIT_NOFILE is low, so
+// that a low limit slows starts down rather than failing them.
+func startConcurrency() int {
+	return max(1, min(startWorkers, waiter.DescriptorBudget()/startFDs))
+}
+
+// Start starts every node that is not running, concurrently, and records
+// each started node in the rundir. It returns once each node either runs
+// its command holding its pidfile's lock or has failed. A node that is
+// already running is left alone; its result wraps [ErrAlreadyRunning].
+// Results are in the order of c.Nodes; the error joins the per-node errors.
+func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
+	results := c.results()
+	if !c.makeRunDir("start", results) {
+		return results, joinErrs(results)
+	}
+	c.startAll(ctx, results, func(int) (string, bool) { return "started", true })
+	return results, joinErrs(results)
+}
+
+// startAll starts the nodes of results for which verb says so (with the
+// word for success), concurrently, then waits out the settle window once
+// for all of them, checks each again, records its process and lets it go.
+// Each result is reported once final.
+//
+// A node started is held (its process's pidfd) until the window is over,
+// so under a low RLIMIT_NOFILE the set starts in batches, each paying the
+// window once: slower, never failing for want of descriptors.
+func (c *Cluster) startAll(ctx context.Context, results []Result, verb func(int) (string, bool)) {
+	batch, workers := len(results), startConcurrency()
+	if c.settle() > 0 {
+		budget := waiter.DescriptorBudget()
+		batch = max(1, budget/2)
+		workers = max(1, min(startWorkers, (budget-batch)/startFDs))
+	}
+	for lo := 0; lo < len(results); lo += batch {
+		hi := min(lo+batch, len(results))
+		c.startBatch(ctx, results[lo:hi], workers, func(i int) (string, bool) { return verb(lo + i) })
+	}
+}
+
+// startBatch is startAll for one batch, with at most workers starts at
+// once.
+func (c *Cluster) startBatch(ctx context.Context, results []Result, workers int, verb func(int) (string, bool)) {
+	started := make([]*started, len(results))
+	c.each(ctx, results, workers, func(i int, r *Result) {
+		if _, ok := verb(i); ok {
+			started[i] = c.startOne(r)
+		}
+		if started[i] == nil {
+			c.report(r)
+		}
+	})
+	kids := make([]*child, len(results))
+	for i, s := range started {
+		if s != nil {
+			kids[i] = s.child
+		}
+	}
+	c.settleAll(ctx, kids)
+	c.each(context.WithoutCancel(ctx), results, workers, func(i int, r *Result) {
+		s := started[i]
+		if s == nil {
+			return
+		}
+		word, _ := verb(i)
+		c.finishStart(r, s, word)
+		c.report(r)
+	})
+}
+
+// started is a node spawned by startOne, not yet let go.
+type started struct {
+	child *child
+	undo  func() // puts back the record there was before
+}
+
+// A child is a node this process has started and not yet let go of.
+type child struct {
+	node nodes.Node
+	cmd  *exec.Cmd
+	pid  int
+	born time.Time
+	// logOff is the logfile's size before the node started: its own
+	// lines come after; -1 if unknown.
+	logOff int64
+}
+
+// finishStart checks a spawned node again once the settle window is over
+// (when there is one), records its process and lets it go.
+func (c *Cluster) finishStart(r *Result, s *started, verb string) {
+	ch := s.child
+	if c.settle() > 0 {
+		if err := ch.recheck(); err != nil {
+			s.undo()
+			r.fail("start", err)
+			return
+		}
+	}
+	// Its pid and start time, for a node that later lets go of its lock.
+	// The record is synced like the first write: a node never leaves a
+	// half-written record, and on a tmpfs such as /run it costs nothing.
+	if p, err := nodes.ReadProc(ch.pid); err == nil {
+		if err := nodes.WriteRecordStarted(c.rundir(), ch.node, nodes.Started{PID: ch.pid, StartTicks: p.StartTicks}); err != nil {
+			r.warn("could not record the node's process: " + err.Error())
+		}
+	}
+	ch.letGo(c.Detach)
+	r.PID = ch.pid
+	r.Msg = fmt.Sprintf("%s (pid %d)", verb, ch.pid)
+}
+
+// makeRunDir makes the rundir, and when it cannot, fails every result, so
+// that no node starts when none could be recorded.
+func (c *Cluster) makeRunDir(op string, results []Result) bool {
+	err := nodes.MakeDir(c.rundir())
+	if err == nil {
+		return true
+	}
+	for i := range results {
+		results[i].fail(op, fmt.Errorf("rundir: %w", err))
+	}
+	return false
+}
+
+// startOne spawns r.Node and returns it, or fills in r's failure and
+// returns nil.
+//
+// The record is written before the node starts, so that no node runs
+// unrecorded: not when the rundir cannot be written (nothing starts), and
+// not when a start is killed half way (the next start finds the node
+// running, recorded). A start that fails puts back the record that was
+// there before, or removes its own; one that finds the node already
+// running keeps the running node's record.
+func (c *Cluster) startOne(r *Result) *started {
+	n := r.Node
+	if len(n.Command) == 0 {
+		r.fail("start", ErrNoCommand)
+		return nil
+	}
+	rundir := c.rundir()
+	prev, prevStarted, prevErr := nodes.ReadRecordStarted(rundir, n.Name)
+	if prevErr == nil && prevStarted.PID > 0 {
+		// The recorded process may run without its lock: a second copy
+		// would run beside it.
+		if info, err := nodes.Inspect(n.PidFile); err == nil {
+			if lost := c.lostProc(n, info); lost != nil {
+				lost.Start = true
+				r.PID = lost.PID
+				r.fail("start", lost)
+				return nil
+			}
+		}
+	}
+	if err := nodes.WriteRecord(rundir, n); err != nil {
+		r.fail("start", err)
+		return nil
+	}
+	undo := func() {
+		var err error
+		if prevErr == nil {
+			err = nodes.WriteRecordStarted(rundir, prev, prevStarted)
+		} else {
+			err = nodes.RemoveRecord(rundir, n.Name)
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			r.warn("could not put back the node's record: " + err.Error())
+		}
+	}
+	ch, err := spawn(n, c.env(), c.LockTimeout)
+	var held *nodes.HeldError
+	if errors.As(err, &held) {
+		if prevErr == nil {
+			undo()
+		}
+		r.PID = held.PID
+		r.Msg = held.Error()
+		r.fail("start", held)
+		return nil
+	}
+	if err != nil {
+		undo()
+		r.fail("start", err)
+		return nil
+	}
+	return &started{child: ch, undo: undo}
+}

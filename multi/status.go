@@ -1,0 +1,45 @@
+package multi
+
+import (
+	"context"
+	"errors"
+
+	"github.com/multi-launcher/multi/nodes"
+)
+
+// A Status is one node's state, from its pidfile's lock.
+type Status struct {
+	Node nodes.Node
+	nodes.Info
+	// Lost, if not nil, says the node is lost: nothing holds its lock
+	// (State is Absent or Stale) but the process its record names, with
+	// the same start time, still runs.
+	Lost *LostError
+	// Err is set when the pidfile could not be inspected, or is locked by
+	// something that is not a node (State [nodes.Foreign]; Err then
+	// matches [ErrForeignLock]).
+	Err error
+}
+
+// Status inspects every node's pidfile, changing nothing.
+func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
+	out := make([]Status, len(c.Nodes))
+	var errs []error
+	for i, n := range c.Nodes {
+		out[i].Node = n
+		info, err := nodes.Inspect(n.PidFile)
+		out[i].Info = info
+		switch {
+		case err == nil && info.State == nodes.Foreign:
+			// Not a node's lock: status cannot tell (LSB "unknown").
+			err = info.LockErr
+		case err == nil:
+			out[i].Lost = c.lostProc(n, info)
+		}
+		if err != nil {
+			out[i].Err = &NodeError{Node: n.Name, Op: "status", Err: err}
+			errs = append(errs, out[i].Err)
+		}
+	}
+	return out, errors.Join(errs...)
+}
