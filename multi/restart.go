@@ -1,8 +1,6 @@
 package multi
 
-import (
-	"context"
-)
+import "context"
 
 // Restart stopwaits every running node (as [Cluster.StopWait]) and then
 // starts each node again with its command; a node that was not running is
@@ -14,7 +12,7 @@ func (c *Cluster) Restart(ctx context.Context) ([]Result, error) {
 		return results, joinErrs(results)
 	}
 	was := make([]bool, len(results))
-	c.stopWait(ctx, "restart", results, c.signal(), c.Timeout, was, false)
+	c.stopWait(ctx, results, stopOpts{op: "restart", sig: c.signal(), timeout: c.Timeout, was: was})
 	c.startAll(ctx, results, func(i int) (string, bool) {
 		// A node that could not be stopped is not started twice.
 		if results[i].Err != nil {

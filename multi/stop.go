@@ -37,7 +37,7 @@ func (c *Cluster) Stop(ctx context.Context) ([]Result, error) {
 // error.
 func (c *Cluster) StopWait(ctx context.Context) ([]Result, error) {
 	results := c.results()
-	c.stopWait(ctx, "stopwait", results, c.signal(), c.Timeout, nil, true)
+	c.stopWait(ctx, results, stopOpts{op: "stopwait", sig: c.signal(), timeout: c.Timeout, report: true})
 	return results, joinErrs(results)
 }
 
@@ -45,121 +45,156 @@ func (c *Cluster) StopWait(ctx context.Context) ([]Result, error) {
 // released, and removes the pidfiles.
 func (c *Cluster) Kill(ctx context.Context) ([]Result, error) {
 	results := c.results()
-	c.stopWait(ctx, "kill", results, syscall.SIGKILL, 0, nil, true)
+	c.stopWait(ctx, results, stopOpts{op: "kill", sig: syscall.SIGKILL, report: true})
 	return results, joinErrs(results)
 }
 
-// stopWait signals the nodes of results and waits for them. When was is
-// not nil, it records which nodes were running. With report, each result
-// goes to c.Progress once final.
-func (c *Cluster) stopWait(ctx context.Context, op string, results []Result, sig syscall.Signal, timeout time.Duration, was []bool, report bool) {
-	var targets []waiter.Target
-	byPath := map[string]*Result{}
-	final := func(r *Result) {
-		if report {
-			c.report(r)
-		}
-	}
+// stopOpts says what one stopWait does.
+type stopOpts struct {
+	op      string         // the verb, for errors: "stopwait", "kill", "restart"
+	sig     syscall.Signal // sent first
+	timeout time.Duration  // if positive, SIGKILL those still running after it
+	// was, if not nil, is set for each node that was running.
+	was []bool
+	// report hands each result to c.Progress once final; restart reports
+	// its results only once the nodes are started again.
+	report bool
+}
+
+// stopWait signals the nodes of results and waits for them, as o says.
+func (c *Cluster) stopWait(ctx context.Context, results []Result, o stopOpts) {
+	s := &stopWaiter{c: c, stopOpts: o, byPath: map[string]*Result{}, released: map[string]bool{}}
 	// Lost nodes signalled (SignalLost) are waited for through pidfds,
 	// beside the others.
 	var lostWait sync.WaitGroup
 	defer lostWait.Wait()
 	for i := range results {
 		r := &results[i]
-		if err := ctx.Err(); err != nil {
-			r.fail(op, err)
-			final(r)
+		if !s.signal(ctx, r) {
+			s.final(r)
 			continue
 		}
-		if IsStopSignal(sig) {
-			r.fail(op, fmt.Errorf("%w (%s)", ErrStopSignal, SignalName(sig)))
-			final(r)
-			continue
-		}
-		if !c.signalOne(r, op, sig) {
-			final(r)
-			continue
-		}
-		if was != nil {
-			was[i] = true
+		if o.was != nil {
+			o.was[i] = true
 		}
 		if r.lost.PID != 0 {
 			lostWait.Go(func() {
-				c.awaitLost(ctx, op, r, sig, timeout)
-				final(r)
+				c.awaitLost(ctx, o.op, r, o.sig, o.timeout)
+				s.final(r)
 			})
 			continue
 		}
-		targets = append(targets, waiter.Target{Path: r.Node.PidFile, PID: r.PID})
-		byPath[r.Node.PidFile] = r
+		s.targets = append(s.targets, waiter.Target{Path: r.Node.PidFile, PID: r.PID})
+		s.byPath[r.Node.PidFile] = r
 	}
-	if len(targets) == 0 {
-		return
+	if len(s.targets) > 0 {
+		s.wait(ctx)
 	}
-	released := map[string]bool{}
-	done := func(t waiter.Target, err error) {
-		r := byPath[t.Path]
-		released[t.Path] = true
-		if err != nil {
-			r.fail(op, err)
-		} else {
-			c.stopped(r, op, sig)
-		}
-		final(r)
+}
+
+// A stopWaiter is one stopWait under way: the nodes it signalled and waits
+// for, by pidfile, and those whose wait is over.
+type stopWaiter struct {
+	c *Cluster
+	stopOpts
+	targets  []waiter.Target
+	byPath   map[string]*Result
+	released map[string]bool
+}
+
+// signal sends the first signal to r's node, and reports whether it did
+// (r says why not).
+func (s *stopWaiter) signal(ctx context.Context, r *Result) bool {
+	if err := ctx.Err(); err != nil {
+		r.fail(s.op, err)
+		return false
 	}
+	if IsStopSignal(s.sig) {
+		r.fail(s.op, fmt.Errorf("%w (%s)", ErrStopSignal, SignalName(s.sig)))
+		return false
+	}
+	return s.c.signalOne(r, s.op, s.sig)
+}
+
+// final is called once r is final.
+func (s *stopWaiter) final(r *Result) {
+	if s.report {
+		s.c.report(r)
+	}
+}
+
+// wait waits until the targets' locks are released. When the timeout runs
+// out first, it SIGKILLs the same processes and waits again.
+func (s *stopWaiter) wait(ctx context.Context) {
 	wctx, cancel := ctx, context.CancelFunc(func() {})
-	if timeout > 0 {
-		wctx, cancel = context.WithTimeout(ctx, timeout)
+	if s.timeout > 0 {
+		wctx, cancel = context.WithTimeout(ctx, s.timeout)
 	}
-	err := waiter.WaitAll(wctx, targets, c.Wait, done)
+	err := waiter.WaitAll(wctx, s.targets, s.c.Wait, s.done(false))
 	cancel()
 	if err == nil {
 		return
 	}
-	pending := func() []waiter.Target {
-		var left []waiter.Target
-		for _, t := range targets {
-			if !released[t.Path] {
-				left = append(left, t)
-			}
-		}
-		return left
-	}
-	giveUp := func(left []waiter.Target, err error) {
-		for _, t := range left {
-			r := byPath[t.Path]
-			r.fail(op, fmt.Errorf("still running (pid %d): %w", t.PID, err))
-			final(r)
-		}
-	}
-	if ctx.Err() != nil || sig == syscall.SIGKILL {
-		giveUp(pending(), ctx.Err())
+	if ctx.Err() != nil || s.sig == syscall.SIGKILL {
+		s.giveUp(ctx.Err())
 		return
 	}
-	// The timeout ran out: SIGKILL the same processes, and wait again.
-	for _, t := range pending() {
-		r := byPath[t.Path]
-		if _, err := signalNode(t.Path, t.PID, syscall.SIGKILL, c.Group); err != nil && !errors.Is(err, ErrNotRunning) {
-			r.fail(op, err)
-			released[t.Path] = true
-			final(r)
+	s.escalate()
+	if err := waiter.WaitAll(ctx, s.pending(), s.c.Wait, s.done(true)); err != nil {
+		s.giveUp(err)
+	}
+}
+
+// done returns what WaitAll calls when a target's wait is over; killed
+// says it was SIGKILLed after the timeout.
+func (s *stopWaiter) done(killed bool) func(waiter.Target, error) {
+	return func(t waiter.Target, err error) {
+		r := s.byPath[t.Path]
+		s.released[t.Path] = true
+		if err != nil {
+			r.fail(s.op, err)
+		} else {
+			s.c.stopped(r, s.op, s.sig)
+			if killed {
+				r.Msg = fmt.Sprintf("killed after %s (pid %d)", s.timeout, t.PID) + strings.TrimPrefix(r.Msg, fmt.Sprintf("stopped (pid %d)", t.PID))
+			}
+		}
+		s.final(r)
+	}
+}
+
+// escalate SIGKILLs, through their locks, the processes still holding them
+// when the timeout ran out.
+func (s *stopWaiter) escalate() {
+	for _, t := range s.pending() {
+		r := s.byPath[t.Path]
+		if _, err := signalNode(t.Path, t.PID, syscall.SIGKILL, s.c.Group); err != nil && !errors.Is(err, ErrNotRunning) {
+			r.fail(s.op, err)
+			s.released[t.Path] = true
+			s.final(r)
 			continue
 		}
-		r.warn(fmt.Sprintf("still running after %s; sent KILL (pid %d)", timeout, t.PID))
+		r.warn(fmt.Sprintf("still running after %s; sent KILL (pid %d)", s.timeout, t.PID))
 	}
-	left := pending()
-	if err := waiter.WaitAll(ctx, left, c.Wait, func(t waiter.Target, err error) {
-		r := byPath[t.Path]
-		released[t.Path] = true
-		if err != nil {
-			r.fail(op, err)
-		} else {
-			c.stopped(r, op, sig)
-			r.Msg = fmt.Sprintf("killed after %s (pid %d)", timeout, t.PID) + strings.TrimPrefix(r.Msg, fmt.Sprintf("stopped (pid %d)", t.PID))
+}
+
+// pending returns the targets whose wait is not over.
+func (s *stopWaiter) pending() []waiter.Target {
+	var left []waiter.Target
+	for _, t := range s.targets {
+		if !s.released[t.Path] {
+			left = append(left, t)
 		}
-		final(r)
-	}); err != nil {
-		giveUp(pending(), err)
+	}
+	return left
+}
+
+// giveUp fails every target still pending with err.
+func (s *stopWaiter) giveUp(err error) {
+	for _, t := range s.pending() {
+		r := s.byPath[t.Path]
+		r.fail(s.op, fmt.Errorf("still running (pid %d): %w", t.PID, err))
+		s.final(r)
 	}
 }
 
