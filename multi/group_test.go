@@ -136,6 +136,62 @@ func TestGroupRefusesNonLeader(t *testing.T) {
 	holder.Wait()
 }
 
+// signalGroupEnv makes the test binary, at init, a multi that signals the
+// process group of the holder of the pidfile it names (SignalNode with
+// group), prints the error and exits 0.
+const signalGroupEnv = "MULTI_TEST_SIGNAL_GROUP"
+
+func init() {
+	if path := os.Getenv(signalGroupEnv); path != "" {
+		_, err := multi.SignalNode(path, 0, syscall.SIGTERM, true)
+		fmt.Println(err)
+		os.Exit(0)
+	}
+}
+
+// A lock holder that leads multi's own process group does not get that
+// group signalled: the signal would reach multi too, and whoever started
+// it. Here the holder leads a group of its own, and a multi (this test
+// binary at init) runs in it.
+func TestGroupRefusesOwnGroup(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pidfile, out := filepath.Join(dir, "x.pid"), filepath.Join(dir, "out")
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	holder := exec.Command(os.Args[0], "-test.run=^$")
+	holder.Stdout = f
+	holder.Env = append(os.Environ(), "MULTI_TEST_NODE=lock", "MULTI_TEST_LOCK="+pidfile, "GORACE=atexit_sleep_ms=0")
+	holder.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		holder.Process.Kill()
+		holder.Wait()
+	}()
+	pollUntil(t, out+` to say "up"`, func() bool {
+		b, _ := os.ReadFile(out)
+		return strings.Contains(string(b), "up\n")
+	})
+	m := exec.Command(os.Args[0], "-test.run=^$")
+	m.Env = append(os.Environ(), signalGroupEnv+"="+pidfile, "GORACE=atexit_sleep_ms=0")
+	m.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: holder.Process.Pid}
+	said, err := m.Output()
+	if err != nil {
+		t.Fatalf("the multi in the holder's group: %v (it signalled its own group); said %q", err, said)
+	}
+	if !strings.Contains(string(said), "multi's own process group") {
+		t.Fatalf("SignalNode with group on multi's own group: %q", said)
+	}
+	if b, _ := os.ReadFile(out); strings.Contains(string(b), "term") || exited(holder.Process.Pid) {
+		t.Fatalf("the holder was signalled: %q", b)
+	}
+}
+
 // A command that runs without holding its pidfile's lock (it closed the
 // inherited descriptor before start could look) is killed and reported,
 // rather than waited for forever; one that exited is reported as such.

@@ -18,7 +18,12 @@ func (c *Cluster) lostCandidate(n nodes.Node, info nodes.Info) (nodes.Started, b
 		return nodes.Started{}, false
 	}
 	rec, st, err := nodes.ReadRecordStarted(c.rundir(), n.Name)
-	if err != nil || st.PID == 0 || rec.PidFile != n.PidFile || checkPID(st.PID) != nil {
+	if err != nil || st.PID == 0 || rec.PidFile != n.PidFile {
+		return nodes.Started{}, false
+	}
+	// Never a candidate, so never reported lost; signalLost checks again
+	// before it pins one.
+	if _, err := checkPID(st.PID); err != nil {
 		return nodes.Started{}, false
 	}
 	return st, true

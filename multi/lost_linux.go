@@ -18,10 +18,11 @@ import (
 // open the pidfd names the checked process or nothing. It says false when
 // the process is gone or the pid now names another process.
 func signalLost(st nodes.Started, sig syscall.Signal) (bool, error) {
-	if err := checkPID(st.PID); err != nil {
+	p, err := checkPID(st.PID)
+	if err != nil {
 		return false, err
 	}
-	pfd, err := unix.PidfdOpen(st.PID, 0)
+	pfd, err := unix.PidfdOpen(int(p), 0)
 	switch err {
 	case nil:
 	case unix.ESRCH:

@@ -32,8 +32,7 @@ func awaitOwnLock(cmd *exec.Cmd, n nodes.Node, timeout time.Duration) (*os.Proce
 	delay := 100 * time.Microsecond
 	giveUp := func(err error) (*os.Process, error) {
 		if !exited(pid) {
-			// Its whole session's group: what it forked goes too.
-			killGroupChecked(pid, syscall.SIGKILL)
+			killChild(pid)
 		}
 		state, werr := cmd.Process.Wait()
 		if werr == nil && err == nil {
@@ -62,4 +61,19 @@ func awaitOwnLock(cmd *exec.Cmd, n nodes.Node, timeout time.Duration) (*os.Proce
 		time.Sleep(delay)
 		delay = min(2*delay, 50*time.Millisecond)
 	}
+}
+
+// killChild SIGKILLs this process's own unreaped child pid (so the pid
+// names no other process) and its whole session's group, which it leads
+// from the exec step's setsid: what it forked goes too.
+func killChild(pid int) {
+	p, err := checkPID(pid)
+	if err != nil {
+		return
+	}
+	if g, err := checkGroupLeader(p); err == nil {
+		killGroup(g, syscall.SIGKILL)
+		return
+	}
+	killPID(p, syscall.SIGKILL)
 }

@@ -50,10 +50,17 @@ func ParseSignal(s string) (syscall.Signal, error) {
 	return 0, fmt.Errorf("unknown signal %q", s)
 }
 
-// checkPID refuses the pids multi must never signal.
-func checkPID(pid int) error {
+// A safePID is a pid that [checkPID] has passed: never <= 1, never this
+// process. The calls that signal a pid or pin it (kill(2), pidfd_open(2))
+// take only a safePID, so that no pid reaches them unchecked, and each pid
+// is checked once, where it was read.
+type safePID int
+
+// checkPID refuses the pids multi must never signal; it is the one check
+// on each path from a pid that was read to a signal.
+func checkPID(pid int) (safePID, error) {
 	if pid <= 1 || pid == os.Getpid() {
-		return fmt.Errorf("%w %d", ErrUnsafePID, pid)
+		return 0, fmt.Errorf("%w %d", ErrUnsafePID, pid)
 	}
-	return nil
+	return safePID(pid), nil
 }

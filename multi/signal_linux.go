@@ -14,8 +14,9 @@ const maxSignal = 64
 // the process group led by the pidfd's process.
 const pidfdSignalProcessGroup = 1 << 2
 
-// sendPinned pins pid with a pidfd (pidfd_open(2)), checks that the lock on
-// h is still held by pid, and signals through the pidfd
+// sendPinned pins p, the holder the lock on h named (checked once, where
+// it was read: see [safePID]), with a pidfd (pidfd_open(2)), checks that
+// the lock is still held by p, and signals through the pidfd
 // (pidfd_send_signal(2)). Once the pidfd is open, the process it names
 // cannot be confused with another even if it dies, so a holder seen after
 // the open is the pinned process or the signal goes nowhere. It reports
@@ -24,9 +25,11 @@ const pidfdSignalProcessGroup = 1 << 2
 //
 // With group it signals the process group the pinned holder leads
 // (PIDFD_SIGNAL_PROCESS_GROUP), once it has checked that the holder leads
-// its own group; kernels before 6.9 refuse that flag, and then kill(-pid)
-// follows the checks, with the leader pinned and seen alive just before.
-func sendPinned(h *nodes.Handle, pid int, sig syscall.Signal, cont, group bool) (bool, error) {
+// its own group ([checkGroupLeader]); kernels before 6.9 refuse that flag,
+// and then kill(-pid) follows, with the leader pinned and seen alive just
+// before.
+func sendPinned(h *nodes.Handle, p safePID, sig syscall.Signal, cont, group bool) (bool, error) {
+	pid := int(p)
 	pfd, err := unix.PidfdOpen(pid, 0)
 	switch err {
 	case nil:
@@ -35,7 +38,7 @@ func sendPinned(h *nodes.Handle, pid int, sig syscall.Signal, cont, group bool) 
 	case unix.ENOSYS, unix.EPERM, unix.EINVAL:
 		// No pidfds here (old kernel, seccomp): the checked kill is all
 		// there is.
-		return true, killUnpinned(pid, sig, cont, group)
+		return true, killUnpinned(p, sig, cont, group)
 	default:
 		return false, err
 	}
@@ -48,8 +51,9 @@ func sendPinned(h *nodes.Handle, pid int, sig syscall.Signal, cont, group bool) 
 		return false, nil
 	}
 	flags := 0
+	var g safeGroup
 	if group {
-		if err := checkGroupLeader(pid); err != nil {
+		if g, err = checkGroupLeader(p); err != nil {
 			return true, err
 		}
 		flags = pidfdSignalProcessGroup
@@ -60,10 +64,7 @@ func sendPinned(h *nodes.Handle, pid int, sig syscall.Signal, cont, group bool) 
 		if err := unix.PidfdSendSignal(pfd, 0, nil, 0); err == unix.ESRCH {
 			return true, nil
 		}
-		if err := killGroupChecked(pid, sig); err != nil || !cont {
-			return true, err
-		}
-		return true, killGroupChecked(pid, unix.SIGCONT)
+		return true, killGroup(g, withCont(sig, cont)...)
 	}
 	if err == nil && cont {
 		err = unix.PidfdSendSignal(pfd, unix.SIGCONT, nil, flags)

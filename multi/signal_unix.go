@@ -110,13 +110,15 @@ func signalNode(path string, expect int, sig syscall.Signal, group bool) (nodes.
 		if expect > 0 && pid != expect {
 			return info, ErrNotRunning
 		}
-		if err := checkPID(pid); err != nil {
+		// The one check of this pid: what follows takes only a safePID.
+		p, err := checkPID(pid)
+		if err != nil {
 			return info, err
 		}
 		if testHookBeforePin != nil {
 			testHookBeforePin(pid)
 		}
-		sent, err := sendPinned(h, pid, sig, contFollows(sig), group)
+		sent, err := sendPinned(h, p, sig, contFollows(sig), group)
 		if err != nil {
 			target := "pid"
 			if group {
@@ -147,31 +149,35 @@ func contFollows(sig syscall.Signal) bool {
 	return !IsStopSignal(sig)
 }
 
+// withCont returns sig, followed by SIGCONT when cont is set.
+func withCont(sig syscall.Signal, cont bool) []syscall.Signal {
+	if cont {
+		return []syscall.Signal{sig, unix.SIGCONT}
+	}
+	return []syscall.Signal{sig}
+}
+
 // killUnpinned is the fallback without pidfds: kill(2) right after the
 // lock check, of the holder or, with group, of the group it must lead;
 // then SIGCONT with cont.
-func killUnpinned(pid int, sig syscall.Signal, cont, group bool) error {
-	kill := killChecked
-	if group {
-		if err := checkGroupLeader(pid); err != nil {
-			return err
-		}
-		kill = killGroupChecked
+func killUnpinned(p safePID, sig syscall.Signal, cont, group bool) error {
+	if !group {
+		return killPID(p, withCont(sig, cont)...)
 	}
-	if err := kill(pid, sig); err != nil || !cont {
+	g, err := checkGroupLeader(p)
+	if err != nil {
 		return err
 	}
-	return kill(pid, unix.SIGCONT)
+	return killGroup(g, withCont(sig, cont)...)
 }
 
-// killChecked sends sig to pid with kill(2), the pid checked once more
-// here, at the only call that signals one process.
-func killChecked(pid int, sig syscall.Signal) error {
-	if err := checkPID(pid); err != nil {
-		return err
-	}
-	if err := unix.Kill(pid, sig); err != nil && err != unix.ESRCH {
-		return err
+// killPID sends each of sigs to p with kill(2): the only kill(2) of one
+// process. p was checked where it was read (see [safePID]).
+func killPID(p safePID, sigs ...syscall.Signal) error {
+	for _, sig := range sigs {
+		if err := unix.Kill(int(p), sig); err != nil && err != unix.ESRCH {
+			return err
+		}
 	}
 	return nil
 }
@@ -180,39 +186,38 @@ func killChecked(pid int, sig syscall.Signal) error {
 // own process group, so its group is not the node's to signal.
 var errNotLeader = errors.New("not the leader of its own process group (not signalled)")
 
-// checkGroupLeader confirms that pid leads its own process group, so that
-// kill(-pid) reaches the node and what it forked, and that the group is
-// not multi's own.
-func checkGroupLeader(pid int) error {
-	if err := checkPID(pid); err != nil {
-		return err
-	}
-	pgid, err := unix.Getpgid(pid)
+// A safeGroup is a process group that [checkGroupLeader] has passed: led
+// by a checked pid, and not multi's own. The calls that signal a group
+// take only a safeGroup.
+type safeGroup int
+
+// checkGroupLeader confirms that p leads its own process group, so that
+// signalling the group reaches the node and what it forked, and that the
+// group is not multi's own (kill(-pgid) of it would end multi and its
+// caller); it is the one check of a group before its signal.
+func checkGroupLeader(p safePID) (safeGroup, error) {
+	pgid, err := unix.Getpgid(int(p))
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if pgid != pid {
-		return fmt.Errorf("%w: pid %d is in process group %d", errNotLeader, pid, pgid)
+	if pgid != int(p) {
+		return 0, fmt.Errorf("%w: pid %d is in process group %d", errNotLeader, p, pgid)
 	}
 	if pgid == unix.Getpgrp() {
-		return fmt.Errorf("%w -%d: multi's own process group", ErrUnsafePID, pgid)
+		return 0, fmt.Errorf("%w -%d: multi's own process group", ErrUnsafePID, pgid)
 	}
-	return nil
+	return safeGroup(pgid), nil
 }
 
-// killGroupChecked sends sig to the process group pgid with kill(2), the
-// group checked once more here, at the only call that signals a group:
-// never a pgid <= 1 (kill(0) and kill(-1) mean "my group" and "everyone"),
-// this process, or multi's own group.
-func killGroupChecked(pgid int, sig syscall.Signal) error {
-	if err := checkPID(pgid); err != nil {
-		return err
-	}
-	if pgid == unix.Getpgrp() {
-		return fmt.Errorf("%w -%d: multi's own process group", ErrUnsafePID, pgid)
-	}
-	if err := unix.Kill(-pgid, sig); err != nil && err != unix.ESRCH {
-		return err
+// killGroup sends each of sigs to the process group g with kill(2): the
+// only kill(2) of a group. Its leader's pid was checked (never <= 1, so
+// never kill(0) nor kill(-1), "my group" and "everyone"), and so was the
+// group.
+func killGroup(g safeGroup, sigs ...syscall.Signal) error {
+	for _, sig := range sigs {
+		if err := unix.Kill(-int(g), sig); err != nil && err != unix.ESRCH {
+			return err
+		}
 	}
 	return nil
 }
