@@ -25,7 +25,8 @@
 // from the kernel (fcntl F_GETLK) just before the signal, is pinned with a
 // pidfd on Linux, checked to still hold the lock, and signalled through the
 // pidfd. A pidfile nobody has locked is stale and is never signalled, and no
-// pid <= 1 and not this process's own pid is ever passed to kill.
+// pid <= 1 and not this process's own pid is ever passed to kill: each pid
+// is checked once, where it was read, and kill(2) takes only checked pids.
 //
 // # Waiting
 //
@@ -42,9 +43,10 @@
 // lost.go (nodes that lost their lock). Unix: the exec step in
 // step_unix.go, starting and confirming a node in spawn_unix.go and
 // selflock_unix.go, signalling through the lock in signal_unix.go. Linux:
-// the pidfd in signal_linux.go and lost_linux.go, reaping in
-// reap_linux.go; every other Unix has signal_nopidfd.go and
-// reap_nopidfd.go instead. Elsewhere unsupported_other.go makes every
+// pidfds in signal_linux.go and lost_linux.go, reaping in reap_linux.go,
+// the step's dup2 in dup2_linux.go; every other Unix has
+// signal_nopidfd.go, lost_nopidfd.go, reap_nopidfd.go and
+// dup2_nolinux.go instead. Elsewhere unsupported_other.go makes every
 // verb that starts or signals a node fail with errors.ErrUnsupported.
 package multi
 
