@@ -22,10 +22,10 @@ func (c *Cluster) settle() time.Duration {
 }
 
 // settleAll waits, once for the whole batch, until every started node is
-// c.settle() old, then checks that each still runs holding its lock. A
-// node that exited in the window fails with its exit status and its last
-// log lines. It returns when the window is over, or ctx is done (the nodes
-// are then checked at once).
+// c.settle() old; then finishStart checks that each still runs holding its
+// lock, and a node that exited in the window fails with its exit status
+// and its last log lines. It returns when the window is over, or ctx is
+// done (the nodes are then checked at once).
 func (c *Cluster) settleAll(ctx context.Context, kids []*child) {
 	window := c.settle()
 	if window <= 0 {
