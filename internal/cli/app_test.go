@@ -71,6 +71,18 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"logs", "w1", "w2"}, "multi logs: give one node name"},
 		{[]string{"names", "w1", "w1"}, "multi names: "},
 		{[]string{"expand"}, "multi expand: no template given"},
+		// A verb that runs no command refuses what it cannot use, and
+		// names the flag the user most likely meant.
+		{[]string{"stopwait", "ig", "--tiemout=2"}, "multi stopwait: unknown flag --tiemout=2 (did you mean --timeout?)"},
+		{[]string{"stopwait", "ig", "--timeuot", "2"}, "multi stopwait: unknown flag --timeuot (did you mean --timeout?)"},
+		{[]string{"status", "--jsno"}, "multi status: unknown flag --jsno (did you mean --json?)"},
+		{[]string{"status", "w1", "-json"}, "multi status: unknown flag -json (did you mean --json?)"},
+		{[]string{"kill", "w1", "--grop"}, "multi kill: unknown flag --grop (did you mean --group?)"},
+		{[]string{"logs", "w1", "-F"}, "multi logs: unknown flag -F (did you mean -f?)"},
+		{[]string{"stop", "w1", "-c", "3"}, "multi stop: unknown flag -c (options for the nodes' command only go with start, restart, show and get)"},
+		{[]string{"stop", "w1", "--loglevel=DEBUG"}, "multi stop: unknown flag --loglevel=DEBUG (options for the nodes' command only go with start, restart, show and get)"},
+		{[]string{"names", "w1", "-c:1", "3"}, "multi names: unknown flag -c:1 (options"},
+		{[]string{"expand", "%n", "w1", "--rundri=/x"}, "multi expand: unknown flag --rundri=/x (did you mean --rundir?)"},
 		{[]string{"expand", "%y", "w1"}, "multi expand: "},
 		{[]string{"get"}, "multi get: no node name given"},
 		{[]string{"show", "w1", "-"}, "multi show: a lone '-' is neither a flag nor a node name"},

@@ -94,7 +94,7 @@ func resolve(c *cli.Context, a *Args) ([]nodes.Node, error) {
 	if a.HasCommand && len(a.Command) == 0 {
 		return nil, usage(c, errors.New("no command after --"))
 	}
-	if a.HasCommand && name != "start" && name != "restart" && name != "show" && name != "get" {
+	if a.HasCommand && !runsCommand(name) {
 		return nil, usage(c, errors.New("a command after -- only goes with start, restart, show and get"))
 	}
 	ns, err := spec.Resolve()
