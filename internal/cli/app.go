@@ -43,7 +43,7 @@ const (
 // Run runs multi with the command line args (args[0] is the program name),
 // printing to stdout and stderr, and returns the exit code.
 func Run(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	code := exitOK
 	app := newApp(stdout, stderr, &code)
@@ -62,7 +62,44 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitUsage
 	}
+	var in interrupted
+	if errors.As(context.Cause(ctx), &in) {
+		// As a shell reports a command killed by the signal: 130 for
+		// Ctrl-C, 143 for TERM.
+		return 128 + int(in.sig)
+	}
 	return code
+}
+
+// interrupted is the cause of Run's context once SIGINT or SIGTERM came.
+type interrupted struct{ sig syscall.Signal }
+
+func (e interrupted) Error() string { return "interrupted by " + multi.SignalName(e.sig) }
+
+// Is makes errors.Is(err, context.Canceled) true, as for any cancel.
+func (e interrupted) Is(target error) bool { return target == context.Canceled }
+
+// interruptible returns a context cancelled, with an [interrupted] cause,
+// on SIGINT or SIGTERM: the verbs then stop waiting and leave the nodes as
+// they are.
+func interruptible() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case s := <-sigs:
+			cancel(interrupted{s.(syscall.Signal)})
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { signal.Stop(sigs); cancel(nil) }
+}
+
+// wasInterrupted reports whether ctx ended by SIGINT or SIGTERM.
+func wasInterrupted(ctx context.Context) bool {
+	var in interrupted
+	return errors.As(context.Cause(ctx), &in)
 }
 
 func newApp(stdout, stderr io.Writer, code *int) *cli.App {

@@ -57,6 +57,9 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{"start"}, "multi start: no nodes given"},
 		{[]string{"start", "w1", "--"}, "multi start: no command after --"},
+		// Names but no command, and no record to take one from.
+		{[]string{"start", "w1"}, "multi start: w1: no command: give one after -- (no record "},
+		{[]string{"restart", "w1"}, "multi restart: w1: no command: give one after -- (no record "},
 		{[]string{"start", "w1", "--lock-timeout=0", "--", "true"}, `multi start: --lock-timeout wants a positive duration (10s, 1m30s) or seconds, not "0"`},
 		{[]string{"stop", "w1", "--", "sleep", "1"}, "multi stop: a command after -- only goes with start, restart, show and get"},
 		{[]string{"stop", "w1", "-HUP", "-TERM"}, "multi stop: two signals given (-HUP and -TERM)"},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/multi-launcher/multi/multi"
@@ -130,10 +131,21 @@ func verb(name, usageLine, usageText, description string, withSignal bool, flags
 		if err != nil {
 			return err
 		}
+		if (name == "start" || name == "restart") && !a.HasCommand {
+			for _, n := range cl.Nodes {
+				if len(n.Command) == 0 {
+					return usage(c, fmt.Errorf("%s: no command: give one after -- (no record %s)", n.Name, nodes.RecordPath(cl.RunDir, n.Name)))
+				}
+			}
+		}
 		o := newOutput(c, a)
 		done := o.progress(name, cl)
 		results, err := do(cl, c.Context)
 		done()
+		if wasInterrupted(c.Context) {
+			o.interrupted(c, cl, results)
+			return nil
+		}
 		for _, r := range results {
 			o.result(r)
 		}
@@ -142,6 +154,33 @@ func verb(name, usageLine, usageText, description string, withSignal bool, flags
 		}
 		return nil
 	})
+}
+
+// interrupted reports a verb cut short by Ctrl-C: the results that were
+// final, then the nodes still running, which are left as they are. Run
+// exits 130.
+func (o *output) interrupted(c *cli.Context, cl *multi.Cluster, results []multi.Result) {
+	for _, r := range results {
+		if !errors.Is(r.Err, context.Canceled) {
+			o.result(r)
+		}
+	}
+	// A fresh context: the verb's own is cancelled.
+	sts, _ := cl.Status(context.Background())
+	var running []string
+	for _, s := range sts {
+		switch {
+		case s.Err == nil && s.State == nodes.Running:
+			running = append(running, fmt.Sprintf("%s (pid %d)", s.Node.Name, s.PID))
+		case s.Err == nil && s.State == nodes.Elsewhere:
+			running = append(running, s.Node.Name)
+		}
+	}
+	msg := "no node left running"
+	if len(running) > 0 {
+		msg = "left as they are, still running: " + strings.Join(running, ", ")
+	}
+	fmt.Fprintf(o.errw, "multi %s: interrupted; %s\n", c.Command.Name, msg)
 }
 
 func onlyAlreadyRunning(results []multi.Result) bool {
