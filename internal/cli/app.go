@@ -167,6 +167,7 @@ new COMMAND replaces the record.
 				true, common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagSettle, flagLost), (*multi.Cluster).Restart, code),
 			statusCommand(code),
 			logsCommand(code),
+			forgetCommand(code),
 			namesCommand(),
 			expandCommand(),
 			showCommand("show", "print the command line each node would run, shell-quoted",
