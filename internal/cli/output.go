@@ -18,6 +18,7 @@ import (
 type output struct {
 	w, errw io.Writer
 	tty     bool // w is a terminal
+	width   int  // the terminal's columns; 0 if unknown
 	color   bool
 	quiet   bool
 	verbose bool
@@ -27,8 +28,18 @@ type output struct {
 func newOutput(c *cli.Context, a *Args) *output {
 	o := &output{w: c.App.Writer, errw: c.App.ErrWriter, tty: isTerminal(c.App.Writer),
 		quiet: a.Flags["quiet"] == "true", verbose: a.Flags["verbose"] == "true", json: a.Flags["json"] == "true"}
-	o.color = o.tty && a.Flags["no-color"] != "true" && os.Getenv("NO_COLOR") == ""
+	o.color = useColor(o.tty, a.Flags["no-color"] == "true")
+	if o.tty {
+		o.width = termWidth(c.App.Writer)
+	}
 	return o
+}
+
+// useColor reports whether to paint: on a terminal, unless told not to
+// by --no-color, $NO_COLOR, or TERM=dumb (a terminal that knows no escape
+// codes, such as an Emacs shell).
+func useColor(tty, noColor bool) bool {
+	return tty && !noColor && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
 }
 
 // isTerminal reports whether w is a character device such as a terminal.
@@ -86,6 +97,10 @@ func (o *output) resultLine(r multi.Result, failed bool) string {
 		line = o.paint(red, "FAILED") + strings.TrimPrefix(line, "FAILED")
 	case strings.HasPrefix(line, "not running"):
 		line = o.paint(yellow, line)
+	case strings.HasPrefix(line, "killed after"):
+		// It did stop, but not when asked: that is worth a look.
+		word, rest, _ := strings.Cut(line, " ")
+		line = o.paint(yellow, word) + " " + rest
 	default:
 		word, rest, _ := strings.Cut(line, " ")
 		line = o.paint(green, word) + " " + rest

@@ -85,6 +85,7 @@ func TestResultLine(t *testing.T) {
 	failed := multi.Result{Node: n, Err: &multi.NodeError{Node: "w1", Op: "start", Err: errors.New("boom")}}
 	already := multi.Result{Node: n, PID: 42, Msg: "already running (pid 42)", Err: fmt.Errorf("w1: %w", multi.ErrAlreadyRunning)}
 	down := multi.Result{Node: n, Msg: "not running"}
+	killed := multi.Result{Node: n, PID: 42, Msg: "killed after 2s (pid 42)"}
 	tests := []struct {
 		r              multi.Result
 		failed         bool
@@ -94,6 +95,8 @@ func TestResultLine(t *testing.T) {
 		{failed, true, "FAILED: boom", red + "FAILED\033[0m: boom"},
 		{already, false, "already running (pid 42)", yellow + "already running (pid 42)\033[0m"},
 		{down, false, "not running", yellow + "not running\033[0m"},
+		// Stopped, but only by SIGKILL after the timeout: not green.
+		{killed, false, "killed after 2s (pid 42)", yellow + "killed\033[0m after 2s (pid 42)"},
 	}
 	for _, tt := range tests {
 		if got := (&output{}).resultLine(tt.r, tt.failed); got != tt.plain {
@@ -148,5 +151,24 @@ func TestProgress(t *testing.T) {
 		if cl.Progress != nil || buf.Len() != 0 {
 			t.Errorf("%+v: progress set or printed %q", o, buf.String())
 		}
+	}
+}
+
+// Colour only on a terminal, and never with --no-color, $NO_COLOR or
+// TERM=dumb.
+func TestUseColor(t *testing.T) {
+	t.Setenv("NO_COLOR", "")
+	t.Setenv("TERM", "xterm-256color")
+	if !useColor(true, false) || useColor(false, false) || useColor(true, true) {
+		t.Errorf("useColor wrong on xterm")
+	}
+	t.Setenv("TERM", "dumb")
+	if useColor(true, false) {
+		t.Errorf("colour with TERM=dumb")
+	}
+	t.Setenv("TERM", "xterm")
+	t.Setenv("NO_COLOR", "1")
+	if useColor(true, false) {
+		t.Errorf("colour with NO_COLOR=1")
 	}
 }
