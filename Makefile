@@ -6,8 +6,14 @@ PREFIX ?= /usr/local
 
 .PHONY: build test vet vet-cross fmt-check demo clean fuzz bench install
 
+# --version names the commit: the go command records it itself (not in a git
+# worktree, nor with GOFLAGS=-buildvcs=false), so make passes it too.
+VCS_REVISION := $(shell git rev-parse HEAD 2>/dev/null)
+VCS_MODIFIED := $(shell git status --porcelain 2>/dev/null | grep -q . && echo true || echo false)
+LDFLAGS := -X github.com/multi-launcher/multi/internal/cli.vcsRevision=$(VCS_REVISION) -X github.com/multi-launcher/multi/internal/cli.vcsModified=$(VCS_MODIFIED)
+
 build:
-	$(GO) build -o $(BIN) .
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) .
 
 vet:
 	$(GO) vet ./...

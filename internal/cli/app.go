@@ -196,21 +196,38 @@ new COMMAND replaces the record.
 	return app
 }
 
-// version is the module's version from the build info, with the VCS
-// revision when the build recorded one.
+// vcsRevision and vcsModified are set by "make build" (-ldflags -X) from
+// git, for builds where the go command records no VCS information: a git
+// worktree, or GOFLAGS=-buildvcs=false.
+var vcsRevision, vcsModified string
+
+// version is the module's version from the build info, with the commit it
+// was built from and whether the tree had changes ("modified").
 func version() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"
 	}
-	v := bi.Main.Version
+	return versionOf(bi, vcsRevision, vcsModified)
+}
+
+// versionOf formats bi; rev and modified stand in for the build info's
+// vcs.revision and vcs.modified when it has none.
+func versionOf(bi *debug.BuildInfo, rev, modified string) string {
 	for _, s := range bi.Settings {
-		switch {
-		case s.Key == "vcs.revision" && len(s.Value) >= 12:
-			v += " " + s.Value[:12]
-		case s.Key == "vcs.modified" && s.Value == "true":
-			v += "+dirty"
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
 		}
 	}
-	return v + " " + bi.GoVersion
+	commit := "commit unknown: built without VCS information"
+	if rev != "" {
+		commit = "commit " + rev[:min(12, len(rev))]
+		if modified == "true" {
+			commit += ", modified"
+		}
+	}
+	return fmt.Sprintf("%s (%s) %s", bi.Main.Version, commit, bi.GoVersion)
 }

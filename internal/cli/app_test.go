@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"os"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -38,6 +39,32 @@ func TestVersion(t *testing.T) {
 	code, out, errs := runCLI(t, "--version")
 	if code != exitOK || !strings.HasPrefix(out, "multi version ") || !strings.Contains(out, "go1.") || errs != "" {
 		t.Errorf("--version: exit %d, %q, %q", code, out, errs)
+	}
+}
+
+// --version names the commit and whether the tree was modified, from the
+// build info or, where the go command recorded none, from make's -X flags.
+func TestVersionOf(t *testing.T) {
+	t.Parallel()
+	vcs := func(rev, mod string) *debug.BuildInfo {
+		return &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"},
+			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: mod}}}
+	}
+	bare := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}}
+	tests := []struct {
+		bi       *debug.BuildInfo
+		rev, mod string
+		want     string
+	}{
+		{vcs("7cbeac52139a59e7f3ac0da786fd0c5754422f70", "false"), "", "", "(devel) (commit 7cbeac52139a) go1.26.8"},
+		{vcs("7cbeac52139a59e7f3ac0da786fd0c5754422f70", "true"), "", "", "(devel) (commit 7cbeac52139a, modified) go1.26.8"},
+		{bare, "0123456789abcdef", "true", "(devel) (commit 0123456789ab, modified) go1.26.8"},
+		{bare, "", "", "(devel) (commit unknown: built without VCS information) go1.26.8"},
+	}
+	for _, tt := range tests {
+		if got := versionOf(tt.bi, tt.rev, tt.mod); got != tt.want {
+			t.Errorf("versionOf(%v, %q, %q) = %q; want %q", tt.bi.Settings, tt.rev, tt.mod, got, tt.want)
+		}
 	}
 }
 
