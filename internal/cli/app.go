@@ -52,6 +52,15 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		app.Run(args[:1]) // shows the help
 		return exitUsage
 	}
+	if isHelpCompletion(args) {
+		// "multi help <TAB>": the commands. urfave/cli's own help command
+		// offers only "help h", and is one value shared by every app, so
+		// it is not changed but stepped around.
+		for _, cmd := range app.VisibleCommands() {
+			fmt.Fprintln(stdout, cmd.Name)
+		}
+		return exitOK
+	}
 	if err := app.RunContext(ctx, args); err != nil {
 		if msg := err.Error(); msg != "" {
 			fmt.Fprintln(stderr, msg)
@@ -69,6 +78,12 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return 128 + int(in.sig)
 	}
 	return code
+}
+
+// isHelpCompletion reports whether args ask for completion after "multi
+// help" (bash passes the words before the cursor).
+func isHelpCompletion(args []string) bool {
+	return len(args) >= 3 && (args[1] == "help" || args[1] == "h") && args[len(args)-1] == "--generate-bash-completion"
 }
 
 // interrupted is the cause of Run's context once SIGINT or SIGTERM came.
@@ -116,8 +131,9 @@ multi only ever signals the process the kernel names as that lock's holder,
 and stopwait waits for the lock to be released, so a recycled pid or a
 zombie can never fool it.
 
-Exit codes: 0 success, 1 a node failed, 2 usage error; status: 0 all running,
-1 a stale pidfile, 3 not running, 4 unknown.`,
+Exit codes: 0 success, 1 a node failed, 2 usage error, 130 interrupted
+(Ctrl-C; the nodes are left as they are); status: 0 all running, 1 a stale
+pidfile, 3 not running, 4 unknown. The manual page: multi man | man -l -`,
 		Commands: []*cli.Command{
 			verb("start", "start nodes",
 				"multi start [flags] NODES... [OPTIONS] [-- COMMAND [ARG...]]",
