@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -89,6 +90,13 @@ func resolve(c *cli.Context, a *Args) ([]nodes.Node, error) {
 		}
 	}
 	name := c.Command.Name
+	if name == "start" || name == "restart" {
+		// Recorded with the node, so that a restart from elsewhere runs
+		// a relative command in the folder it was started from.
+		if wd, err := os.Getwd(); err == nil {
+			spec.Dir = wd
+		}
+	}
 	if name == "start" && len(a.Names) == 0 {
 		return nil, usage(c, errors.New("no nodes given"))
 	}
