@@ -104,6 +104,9 @@ func interruptible() (context.Context, func()) {
 	go func() {
 		select {
 		case s := <-sigs:
+			// A second Ctrl-C, while multi says what it left running,
+			// ends it at once.
+			signal.Stop(sigs)
 			cancel(interrupted{s.(syscall.Signal)})
 		case <-ctx.Done():
 		}
