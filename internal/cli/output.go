@@ -20,6 +20,7 @@ type output struct {
 	w, errw io.Writer
 	tty     bool // w is a terminal
 	width   int  // the terminal's columns; 0 if unknown
+	dumb    bool // TERM=dumb: no escape codes, so no progress line either
 	color   bool
 	quiet   bool
 	verbose bool
@@ -30,6 +31,7 @@ func newOutput(c *cli.Context, a *Args) *output {
 	o := &output{w: c.App.Writer, errw: c.App.ErrWriter, tty: isTerminal(c.App.Writer),
 		quiet: a.Flags["quiet"] == "true", verbose: a.Flags["verbose"] == "true", json: a.Flags["json"] == "true"}
 	o.color = useColor(o.tty, a.Flags["no-color"] == "true")
+	o.dumb = os.Getenv("TERM") == "dumb"
 	if o.tty {
 		o.width = termWidth(c.App.Writer)
 	}
@@ -129,14 +131,14 @@ func (o *output) describe(n nodes.Node) {
 
 // progress shows, on a terminal, one line about the verb's progress,
 // redrawn in place and cleared when the verb is done, before the per-node
-// lines; never with --json or --quiet, never when not on a terminal.
-// stopwait and kill show from their first moment what they wait for and
+// lines; never with --json or --quiet, never when not on a terminal (or
+// on TERM=dumb, which knows no escape codes). stopwait and kill show from their first moment what they wait for and
 // for how long ("waiting for 3 of 50: w7 (pid 4242) 3s…"); the other
 // verbs, on two nodes or more, a count of the nodes done. It returns the
 // function that clears the line.
 func (o *output) progress(verb string, c *multi.Cluster) (clear func()) {
 	waits := verb == "stopwait" || verb == "kill"
-	if !o.tty || o.json || o.quiet || (!waits && len(c.Nodes) < 2) {
+	if !o.tty || o.dumb || o.json || o.quiet || (!waits && len(c.Nodes) < 2) {
 		return func() {}
 	}
 	p := &progressLine{w: o.w, verb: verb, waits: waits, total: len(c.Nodes), width: o.width, begin: time.Now(),

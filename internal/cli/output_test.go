@@ -145,7 +145,7 @@ func TestProgress(t *testing.T) {
 	if !strings.Contains(s, "\r\033[Kstart: 2/2 started, ") || !strings.HasSuffix(s, "s\r\033[K") {
 		t.Errorf("progress: %q", s)
 	}
-	for _, o := range []*output{{w: &buf}, {w: &buf, tty: true, quiet: true}, {w: &buf, tty: true, json: true}} {
+	for _, o := range []*output{{w: &buf}, {w: &buf, tty: true, quiet: true}, {w: &buf, tty: true, json: true}, {w: &buf, tty: true, dumb: true}} {
 		buf.Reset()
 		cl.Progress = nil
 		o.progress("stop", cl)()
