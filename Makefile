@@ -33,7 +33,7 @@ RACE := $(shell [ "$$($(GO) env CGO_ENABLED)" = 1 ] && command -v "$$($(GO) env 
 # vet (here and for other systems), gofmt, then every test with the race detector when there is a
 # C compiler (the integration scripts then build and drive a race-enabled binary too).
 test: vet vet-cross fmt-check
-	@[ -n "$(RACE)" ] || echo "make test: no C compiler (go env CC: $$($(GO) env CC), CGO_ENABLED=$$($(GO) env CGO_ENABLED)): running the tests WITHOUT the race detector"
+	@[ -n "$(RACE)" ] || echo "make test: -race needs cgo and a C compiler (CGO_ENABLED=$$($(GO) env CGO_ENABLED), CC=$$($(GO) env CC)): running the tests WITHOUT the race detector"
 	$(GO) test $(RACE) -count=1 ./...
 
 demo: build
