@@ -77,6 +77,9 @@ func (c *Cluster) stopWait(ctx context.Context, results []Result, o stopOpts) {
 		if o.was != nil {
 			o.was[i] = true
 		}
+		if c.Signalled != nil {
+			c.Signalled(*r)
+		}
 		if r.lost.PID != 0 {
 			lostWait.Go(func() {
 				c.awaitLost(ctx, o.op, r, o.sig, o.timeout)
