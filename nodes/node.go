@@ -10,8 +10,11 @@
 //     machine's defaults (machine.go);
 //   - node records, which let later commands find a node again without its
 //     names (record.go), and shell quoting of a node's command (quote.go);
-//   - for now, the pidfile and its lock (pidfile.go, lock_*.go, owner_*.go,
-//     own.go) and the /proc reader of a process's start time (proc_*.go).
+//   - for now, the pidfile and its lock (pidfile.go, lock_*.go, own.go)
+//     and the /proc reader of a process's start time (proc_*.go).
+//
+// Every file is reached through package internal/safefs, which follows no
+// symbolic link that someone else could have planted.
 //
 // # Names
 //

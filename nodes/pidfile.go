@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/multi-launcher/multi/internal/safefs"
 )
 
 // State is what the kernel says about a pidfile.
@@ -235,18 +237,18 @@ func openHandle(path string) (*Handle, error) {
 }
 
 // openPidfile opens path with flag, never following a symbolic link (in
-// its folders too, see [openFolder]), and returns it only if it is a
+// its folders too, see [safefs.OpenFolder]), and returns it only if it is a
 // regular file nobody planted (see checkRegularIn). O_NONBLOCK: a FIFO
 // planted at the path must not hang the open. With O_CREATE the missing
 // folders are made. An absent file gives an error that wraps
 // [fs.ErrNotExist].
 func openPidfile(path string, flag int, perm fs.FileMode) (*os.File, error) {
-	d, err := openFolder(filepath.Dir(path), flag&os.O_CREATE != 0)
+	d, err := safefs.OpenFolder(filepath.Dir(path), flag&os.O_CREATE != 0)
 	if err != nil {
 		return nil, describeOpenErr(path, err)
 	}
 	defer d.Close()
-	f, err := d.open(filepath.Base(path), path, flag, perm)
+	f, err := d.Open(filepath.Base(path), path, flag, perm)
 	if err != nil {
 		return nil, describeOpenErr(path, err)
 	}
@@ -356,10 +358,10 @@ func Acquire(path string) (*Lock, error) {
 	}
 	testHoldLock()
 	if err := f.Truncate(0); err != nil {
-		return nil, unlinkClose(f, path, fmt.Errorf("pidfile %s: cannot truncate it: %w", path, bareErr(err)))
+		return nil, unlinkClose(f, path, fmt.Errorf("pidfile %s: cannot truncate it: %w", path, safefs.BareErr(err)))
 	}
 	if _, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0); err != nil {
-		return nil, unlinkClose(f, path, fmt.Errorf("pidfile %s: cannot write the pid: %w", path, bareErr(err)))
+		return nil, unlinkClose(f, path, fmt.Errorf("pidfile %s: cannot write the pid: %w", path, safefs.BareErr(err)))
 	}
 	l := &Lock{f: f, path: path}
 	setOwned(path, true)
@@ -379,7 +381,7 @@ func lockFile(path string, pid int) (*os.File, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := setBlocking(f); err != nil {
+		if err := safefs.SetBlocking(f); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("pidfile %s: %w", path, err)
 		}
@@ -500,10 +502,10 @@ func RemoveStale(path string) error {
 // and removed in its folder reached again without following an untrusted
 // link, so a folder swapped since the open cannot redirect the unlink.
 func unlinkClose(f *os.File, path string, cause error) error {
-	if d, err := openFolder(filepath.Dir(path), false); err == nil {
-		if name := filepath.Base(path); d.sameFile(name, f) {
-			if err := d.remove(name); err != nil && cause == nil && !errors.Is(err, fs.ErrNotExist) {
-				cause = fmt.Errorf("pidfile %s: %w", path, bareErr(err))
+	if d, err := safefs.OpenFolder(filepath.Dir(path), false); err == nil {
+		if name := filepath.Base(path); d.SameFile(name, f) {
+			if err := d.Remove(name); err != nil && cause == nil && !errors.Is(err, fs.ErrNotExist) {
+				cause = fmt.Errorf("pidfile %s: %w", path, safefs.BareErr(err))
 			}
 		}
 		d.Close()
@@ -516,65 +518,39 @@ func unlinkClose(f *os.File, path string, cause error) error {
 
 // checkRegularIn refuses, on the open file, anything but a regular file,
 // and a file that another user owns in a folder others can write to (see
-// [checkOwnerIn]); d is the folder it was opened in.
-func checkRegularIn(f *os.File, path string, d *folder) error {
+// [safefs.CheckOwner]); d is the folder it was opened in.
+func checkRegularIn(f *os.File, path string, d *safefs.Folder) error {
 	st, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("pidfile %s: %w", path, bareErr(err))
+		return fmt.Errorf("pidfile %s: %w", path, safefs.BareErr(err))
 	}
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%w: %s is %s, not a regular file", ErrBadPidfile, path, describeType(st.Mode()))
+		return fmt.Errorf("%w: %s is %s, not a regular file", ErrBadPidfile, path, safefs.DescribeType(st.Mode()))
 	}
-	dst, err := d.stat()
+	dst, err := d.Stat()
 	if err != nil {
-		return fmt.Errorf("pidfile %s: folder: %w", path, bareErr(err))
+		return fmt.Errorf("pidfile %s: folder: %w", path, safefs.BareErr(err))
 	}
-	if err := checkOwnerIn(st, d.path, dst); err != nil {
+	if err := safefs.CheckOwner(st, d.Path(), dst); err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrBadPidfile, path, err)
 	}
-	if err := checkOneLink(st); err != nil {
+	if err := safefs.CheckOneLink(st); err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrBadPidfile, path, err)
 	}
 	return nil
 }
 
-// describeType names the kind of a file that is not a regular one.
-func describeType(m fs.FileMode) string {
-	switch t := m.Type(); {
-	case t&fs.ModeDir != 0:
-		return "a directory"
-	case t&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case t&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case t&fs.ModeSocket != 0:
-		return "a socket"
-	case t&fs.ModeDevice != 0:
-		return "a device"
-	default:
-		return "of type " + t.String()
-	}
-}
-
-// bareErr drops the path and operation from an *fs.PathError, for messages
-// that name the file already.
-func bareErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
+// describeOpenErr names the pidfile in an error from opening it, and
+// tells a planted link or directory (ErrBadPidfile) from any other error.
 func describeOpenErr(path string, err error) error {
-	var le *UnsafeLinkError
+	var le *safefs.UnsafeLinkError
 	if errors.As(err, &le) {
 		return fmt.Errorf("%w: %s: %w", ErrBadPidfile, path, err)
 	}
-	if isSymlinkErr(err) {
+	if safefs.IsSymlinkErr(err) {
 		return fmt.Errorf("%w: %s is a symbolic link (not followed)", ErrBadPidfile, path)
 	}
-	if isDirErr(err) {
+	if safefs.IsDirErr(err) {
 		return fmt.Errorf("%w: %s is a directory", ErrBadPidfile, path)
 	}
 	var pe *fs.PathError
