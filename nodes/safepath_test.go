@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // nobody is the other user of these tests: the owner of the folder root
@@ -124,42 +125,6 @@ func TestOpenLogfileRefusesPlanted(t *testing.T) {
 		t.Fatalf("OpenLogfile of a plain path: %v", err)
 	}
 	f.Close()
-}
-
-// A pidfile whose folder was swapped for a link by the folder's owner is
-// neither opened, locked, truncated nor removed: the root file the link
-// leads to keeps its text.
-func TestPidfileFolderLink(t *testing.T) {
-	needRoot(t)
-	t.Parallel()
-	base := t.TempDir()
-	os.Chmod(base, 0o755)
-	victim := filepath.Join(base, "victim")
-	os.Mkdir(victim, 0o755)
-	unchanged := rootFile(t, filepath.Join(victim, "node.pid"))
-	dir := filepath.Join(base, "theirs")
-	os.Mkdir(dir, 0o755)
-	os.Chown(dir, nobody, nobody)
-	l := filepath.Join(dir, "w1")
-	os.Symlink(victim, l)
-	os.Lchown(l, nobody, nobody)
-	pidfile := filepath.Join(l, "node.pid")
-	want := "bad pidfile: " + pidfile + ": folder " + l + " is a symbolic link owned by uid 65534"
-	check := func(what string, err error) {
-		t.Helper()
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v; want %q", what, err, want)
-		}
-	}
-	lk, err := nodes.Acquire(pidfile)
-	if err == nil {
-		lk.Release()
-	}
-	check("Acquire", err)
-	check("RemoveStale", nodes.RemoveStale(pidfile))
-	_, err = nodes.Inspect(pidfile)
-	check("Inspect", err)
-	unchanged()
 }
 
 // The record's temp file swapped for a link to a root file while the
@@ -319,7 +284,7 @@ func TestRefuseHardLinks(t *testing.T) {
 			t.Errorf("%s: %v; want %q", what, err, want)
 		}
 	}
-	lk, err := nodes.Acquire(filepath.Join(dir, "w1.pid"))
+	lk, err := pidfile.Acquire(filepath.Join(dir, "w1.pid"))
 	if err == nil {
 		lk.Close()
 	}

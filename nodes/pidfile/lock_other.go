@@ -1,11 +1,10 @@
 //go:build !unix
 
-package nodes
+package pidfile
 
 import (
 	"errors"
 	"os"
-	"time"
 )
 
 var errWouldBlock = errors.New("lock held")
@@ -15,4 +14,3 @@ var errWouldBlock = errors.New("lock held")
 func setlk(f *os.File) error             { return errors.ErrUnsupported }
 func briefLock(f *os.File) error         { return errors.ErrUnsupported }
 func getlk(f *os.File) (lockSeen, error) { return lockSeen{}, errors.ErrUnsupported }
-func sleep(ns int)                       { time.Sleep(time.Duration(ns)) }

@@ -1,11 +1,10 @@
 //go:build unix
 
-package nodes
+package pidfile
 
 import (
 	"errors"
 	"os"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -44,5 +43,3 @@ func getlk(f *os.File) (lockSeen, error) {
 	}
 	return lockSeen{locked: true, write: lk.Type == unix.F_WRLCK, start: lk.Start, len: lk.Len, pid: int(lk.Pid)}, nil
 }
-
-func sleep(ns int) { time.Sleep(time.Duration(ns)) }
