@@ -67,22 +67,6 @@ func MakeDir(path string) error {
 	return d.Close()
 }
 
-// cleanRunDir removes the temp files that killed record writers left in
-// rundir (see cleanTemps); an absent rundir, one without a lock file (no
-// writer ever made a temp file there), or one whose lock file this user
-// cannot open, is left alone.
-func cleanRunDir(rundir string) {
-	d, err := safefs.OpenFolder(rundir, false)
-	if err != nil {
-		return
-	}
-	defer d.Close()
-	if lk, err := openRunLock(d, false); err == nil {
-		cleanTemps(d, lk)
-		lk.Close()
-	}
-}
-
 // RemoveRecord removes the record of the node named name from rundir,
 // reaching the rundir without following an untrusted link (see
 // [safefs.OpenFolder]), so that a rundir swapped for a link cannot make root

@@ -9,10 +9,12 @@
 //     their per-node options and files (spec.go, option.go), and this
 //     machine's defaults (machine.go);
 //   - node records, which let later commands find a node again without its
-//     names (record.go), and shell quoting of a node's command (quote.go);
+//     names (record.go; the rundir's lock file and leftover temp files,
+//     rundir.go), and shell quoting of a node's command (quote.go);
 //   - a node's logfile and folders, opened and made as carefully as its
 //     pidfile (files.go);
-//   - for now, the /proc reader of a process's start time (proc_*.go).
+//   - the /proc reader: a process's state, start time and session
+//     (proc*.go).
 //
 // A node's pidfile and its lock belong to package nodes/pidfile, and the
 // walk that reaches every file without following a planted link to
