@@ -3,15 +3,16 @@
 //
 // It owns the verbs ([Cluster] with Start, Stop, StopWait, Kill, Restart,
 // Status), the exec step every node starts through, and signalling a node
-// through its lock. Package nodes owns the names, the pidfile and its lock
-// and the records; package waiter, waiting for a lock to be released.
+// through its lock. Package nodes owns the names and the records, package
+// nodes/pidfile the pidfile and its lock, package waiter waiting for a lock
+// to be released.
 //
 // # How a node runs
 //
 // Go cannot run code between fork and exec, so [Cluster.Start] re-executes
 // the current program as a small internal step for each node. That step, in
 // the node's own new process, starts a new session, locks the node's
-// pidfile (see package nodes), writes its pid there, points stdout and
+// pidfile (see package nodes/pidfile), writes its pid there, points stdout and
 // stderr at the logfile, and execs the node's command with the pidfile's
 // descriptor left open, so the lock lasts for the node's whole life and
 // dies with it. An exec failure comes back through a close-on-exec pipe, so

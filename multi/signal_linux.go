@@ -3,7 +3,7 @@ package multi
 import (
 	"syscall"
 
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,7 +28,7 @@ const pidfdSignalProcessGroup = 1 << 2
 // its own group ([checkGroupLeader]); kernels before 6.9 refuse that flag,
 // and then kill(-pid) follows, with the leader pinned and seen alive just
 // before.
-func sendPinned(h *nodes.Handle, p safePID, sig syscall.Signal, cont, group bool) (bool, error) {
+func sendPinned(h *pidfile.Handle, p safePID, sig syscall.Signal, cont, group bool) (bool, error) {
 	pid := int(p)
 	pfd, err := unix.PidfdOpen(pid, 0)
 	switch err {
@@ -47,7 +47,7 @@ func sendPinned(h *nodes.Handle, p safePID, sig syscall.Signal, cont, group bool
 	if err != nil {
 		return false, err
 	}
-	if state != nodes.Running || now != pid {
+	if state != pidfile.Running || now != pid {
 		return false, nil
 	}
 	flags := 0

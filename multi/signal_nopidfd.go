@@ -5,7 +5,7 @@ package multi
 import (
 	"syscall"
 
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // maxSignal is the highest signal number on the BSDs and macOS.
@@ -13,6 +13,6 @@ const maxSignal = 32
 
 // sendPinned has no pidfd to pin the process with here: it kills right after
 // the caller's lock check, which is as close as kill(2) gets.
-func sendPinned(h *nodes.Handle, p safePID, sig syscall.Signal, cont, group bool) (bool, error) {
+func sendPinned(h *pidfile.Handle, p safePID, sig syscall.Signal, cont, group bool) (bool, error) {
 	return true, killUnpinned(p, sig, cont, group)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -61,7 +62,7 @@ func spawn(n nodes.Node, env []string, lockTimeout time.Duration) (*child, error
 		kind, text, _ := bytes.Cut(msg, []byte(" "))
 		if string(kind) == "held" {
 			pid, _ := strconv.Atoi(string(text))
-			return nil, &nodes.HeldError{Path: n.PidFile, PID: pid}
+			return nil, &pidfile.HeldError{Path: n.PidFile, PID: pid}
 		}
 		if string(kind) == "foreign" {
 			return nil, &stepError{msg: string(text), is: ErrForeignLock}
@@ -97,8 +98,8 @@ func (ch *child) letGo(detach bool) {
 // its session); otherwise it is dealt with as confirm does.
 func (ch *child) recheck() error {
 	if ch.node.SelfLock {
-		info, err := nodes.Inspect(ch.node.PidFile)
-		if err == nil && info.State == nodes.Running && info.PID > 0 {
+		info, err := pidfile.Inspect(ch.node.PidFile)
+		if err == nil && info.State == pidfile.Running && info.PID > 0 {
 			if sid, _ := unix.Getsid(info.PID); info.PID == ch.pid || sid == ch.pid {
 				return nil
 			}
@@ -135,8 +136,8 @@ func confirm(cmd *exec.Cmd, n nodes.Node) (*os.Process, error) {
 
 func (ch *child) confirm() (*os.Process, error) {
 	cmd, n := ch.cmd, ch.node
-	info, err := nodes.Inspect(n.PidFile)
-	if err == nil && info.State == nodes.Running && info.PID == cmd.Process.Pid {
+	info, err := pidfile.Inspect(n.PidFile)
+	if err == nil && info.State == pidfile.Running && info.PID == cmd.Process.Pid {
 		return cmd.Process, nil
 	}
 	killed := false
@@ -147,7 +148,7 @@ func (ch *child) confirm() (*os.Process, error) {
 	if werr != nil {
 		return nil, werr
 	}
-	nodes.RemoveStale(n.PidFile) // left behind, unlocked; a new holder's is kept
+	pidfile.RemoveStale(n.PidFile) // left behind, unlocked; a new holder's is kept
 	if ws, ok := state.Sys().(syscall.WaitStatus); killed && ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
 		return nil, fmt.Errorf("%w; killed it (pid %d; see %s)", errLockDropped, cmd.Process.Pid, n.LogFile)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/multi-launcher/multi/waiter"
 )
 
@@ -168,7 +169,7 @@ func (c *Cluster) startOne(r *Result) *started {
 	if prevErr == nil && prevStarted.PID > 0 {
 		// The recorded process may run without its lock: a second copy
 		// would run beside it.
-		if info, err := nodes.Inspect(n.PidFile); err == nil {
+		if info, err := pidfile.Inspect(n.PidFile); err == nil {
 			if lost := c.lostProc(n, info); lost != nil {
 				lost.Start = true
 				r.PID = lost.PID
@@ -193,7 +194,7 @@ func (c *Cluster) startOne(r *Result) *started {
 		}
 	}
 	ch, err := spawn(n, c.env(), c.LockTimeout)
-	var held *nodes.HeldError
+	var held *pidfile.HeldError
 	if errors.As(err, &held) {
 		if prevErr == nil {
 			undo()

@@ -5,18 +5,19 @@ import (
 	"errors"
 
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // A Status is one node's state, from its pidfile's lock.
 type Status struct {
 	Node nodes.Node
-	nodes.Info
+	pidfile.Info
 	// Lost, if not nil, says the node is lost: nothing holds its lock
 	// (State is Absent or Stale) but the process its record names, with
 	// the same start time, still runs.
 	Lost *LostError
 	// Err is set when the pidfile could not be inspected, or is locked by
-	// something that is not a node (State [nodes.Foreign]; Err then
+	// something that is not a node (State [pidfile.Foreign]; Err then
 	// matches [ErrForeignLock]).
 	Err error
 }
@@ -27,10 +28,10 @@ func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
 	var errs []error
 	for i, n := range c.Nodes {
 		out[i].Node = n
-		info, err := nodes.Inspect(n.PidFile)
+		info, err := pidfile.Inspect(n.PidFile)
 		out[i].Info = info
 		switch {
-		case err == nil && info.State == nodes.Foreign:
+		case err == nil && info.State == pidfile.Foreign:
 			// Not a node's lock: status cannot tell (LSB "unknown").
 			err = info.LockErr
 		case err == nil:

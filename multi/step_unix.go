@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -61,27 +62,27 @@ func execStep(args []string, selfLock bool) {
 	if len(args) < 4 || args[2] != "--" {
 		fail("fail", errors.New("exec step: bad arguments"))
 	}
-	pidfile, logfile, argv := args[0], args[1], args[3:]
+	pidPath, logfile, argv := args[0], args[1], args[3:]
 
-	var lock *nodes.Lock
+	var lock *pidfile.Lock
 	if selfLock {
 		// The node will lock it; a running instance is refused here all
 		// the same, before anything starts.
-		if info, err := nodes.Inspect(pidfile); err != nil {
+		if info, err := pidfile.Inspect(pidPath); err != nil {
 			fail("fail", err)
-		} else if info.State == nodes.Foreign {
+		} else if info.State == pidfile.Foreign {
 			fail("foreign", info.LockErr)
-		} else if info.State == nodes.Running || info.State == nodes.Elsewhere {
+		} else if info.State == pidfile.Running || info.State == pidfile.Elsewhere {
 			fail("held", errors.New(strconv.Itoa(info.PID)))
 		}
 	} else {
 		var err error
-		lock, err = nodes.Acquire(pidfile)
-		var held *nodes.HeldError
+		lock, err = pidfile.Acquire(pidPath)
+		var held *pidfile.HeldError
 		if errors.As(err, &held) {
 			fail("held", errors.New(strconv.Itoa(held.PID)))
 		}
-		if errors.Is(err, nodes.ErrForeignLock) {
+		if errors.Is(err, pidfile.ErrForeignLock) {
 			fail("foreign", err)
 		}
 		if err != nil {
@@ -126,15 +127,15 @@ func execStep(args []string, selfLock bool) {
 		failLocked(fmt.Errorf("logfile %s: %w", logfile, err))
 	}
 	log.Close()
-	os.Setenv(nodes.EnvPidfile, pidfile)
-	os.Unsetenv(nodes.EnvPidfileFD)
+	os.Setenv(pidfile.EnvPidfile, pidPath)
+	os.Unsetenv(pidfile.EnvPidfileFD)
 	if lock != nil {
 		// The lock must survive the exec: clear close-on-exec on its fd only.
 		fd := int(lock.File().Fd())
 		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
-			failLocked(fmt.Errorf("pidfile %s: %w", pidfile, err))
+			failLocked(fmt.Errorf("pidfile %s: %w", pidPath, err))
 		}
-		os.Setenv(nodes.EnvPidfileFD, strconv.Itoa(fd))
+		os.Setenv(pidfile.EnvPidfileFD, strconv.Itoa(fd))
 	}
 	err = syscall.Exec(path, argv, os.Environ())
 	failLocked(&exec.Error{Name: argv[0], Err: err})

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/multi-launcher/multi/waiter"
 )
 
@@ -226,7 +226,7 @@ func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal) bool {
 	return true
 }
 
-func describeFilePID(info nodes.Info) string {
+func describeFilePID(info pidfile.Info) string {
 	if info.FileErr != nil {
 		return "no valid pid"
 	}
@@ -235,13 +235,13 @@ func describeFilePID(info nodes.Info) string {
 
 // notRunning reports a node with nothing to signal, as info found it,
 // removing a stale pidfile.
-func (c *Cluster) notRunning(r *Result, op string, info nodes.Info) {
-	if info.State == nodes.Absent {
+func (c *Cluster) notRunning(r *Result, op string, info pidfile.Info) {
+	if info.State == pidfile.Absent {
 		r.Msg = "not running"
 		return
 	}
-	err := nodes.RemoveStale(r.Node.PidFile)
-	var held *nodes.HeldError
+	err := pidfile.RemoveStale(r.Node.PidFile)
+	var held *pidfile.HeldError
 	switch {
 	case errors.As(err, &held):
 		// Started by someone else since we looked: leave it be.
@@ -262,8 +262,8 @@ func (c *Cluster) stopped(r *Result, op string, sig syscall.Signal) {
 		word = "killed"
 	}
 	r.Msg = fmt.Sprintf("%s (pid %d)", word, r.PID)
-	err := nodes.RemoveStale(r.Node.PidFile)
-	var held *nodes.HeldError
+	err := pidfile.RemoveStale(r.Node.PidFile)
+	var held *pidfile.HeldError
 	switch {
 	case errors.As(err, &held):
 		r.Msg += fmt.Sprintf("; pidfile now held by pid %d", held.PID)

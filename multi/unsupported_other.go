@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // Nodes need sessions, POSIX record locks and exec: elsewhere every verb
@@ -37,6 +38,6 @@ func (ch *child) recheck() error { return errors.ErrUnsupported }
 
 func (ch *child) letGo(detach bool) {}
 
-func signalNode(path string, expect int, sig syscall.Signal, group bool) (nodes.Info, error) {
-	return nodes.Info{Path: path}, errors.ErrUnsupported
+func signalNode(path string, expect int, sig syscall.Signal, group bool) (pidfile.Info, error) {
+	return pidfile.Info{Path: path}, errors.ErrUnsupported
 }
