@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,6 +70,11 @@ func execStep(args []string, selfLock bool) {
 		fail("fail", errors.New("exec step: bad arguments"))
 	}
 	pidfile, logfile, argv := args[0], args[1], args[3:]
+	// Run mode (see [Cluster.Run]): output to the inherited pipes, and a
+	// held lock waited for.
+	inherit, standby := os.Getenv(stepOutEnv) != "", os.Getenv(stepStandbyEnv) != ""
+	os.Unsetenv(stepOutEnv)
+	os.Unsetenv(stepStandbyEnv)
 
 	var lock *nodes.Lock
 	if selfLock {
@@ -85,6 +91,9 @@ func execStep(args []string, selfLock bool) {
 		var err error
 		lock, err = nodes.Acquire(pidfile)
 		var held *nodes.HeldError
+		for standby && errors.As(err, &held) && awaitLockFree(pidfile) {
+			lock, err = nodes.Acquire(pidfile)
+		}
 		if errors.As(err, &held) {
 			fail("held", errors.New(strconv.Itoa(held.PID)))
 		}
@@ -102,6 +111,14 @@ func execStep(args []string, selfLock bool) {
 		}
 		fail("fail", err)
 	}
+	// A command that cannot be run says why in a kind of its own, for the
+	// exit codes 127 and 126 of [Cluster.Run].
+	failExec := func(err error) {
+		if lock != nil {
+			lock.Release()
+		}
+		fail(execFailKind(err), err)
+	}
 	path, err := exec.LookPath(argv[0])
 	if errors.Is(err, exec.ErrDot) {
 		// An empty or "." element of $PATH would run whatever was planted
@@ -111,7 +128,7 @@ func execStep(args []string, selfLock bool) {
 		failLocked(fmt.Errorf("exec: %q: not run from the working folder (%s) through an empty or \".\" element of $PATH; write ./%s to run it", argv[0], abs, argv[0]))
 	}
 	if err != nil {
-		failLocked(err)
+		failExec(err)
 	}
 	if p := os.Getenv(stepWaitEnv); p != "" {
 		// Tests stop the step here, its pidfile locked, to kill multi
@@ -121,18 +138,20 @@ func execStep(args []string, selfLock bool) {
 			f.Close()
 		}
 	}
-	// Opened as root, so as carefully as the pidfile: no link followed.
-	log, err := nodes.OpenLogfile(logfile)
-	if err != nil {
-		failLocked(err)
+	if !inherit {
+		// Opened as root, so as carefully as the pidfile: no link followed.
+		log, err := nodes.OpenLogfile(logfile)
+		if err != nil {
+			failLocked(err)
+		}
+		if err := dup2(int(log.Fd()), 1); err != nil {
+			failLocked(fmt.Errorf("logfile %s: %w", logfile, err))
+		}
+		if err := dup2(int(log.Fd()), 2); err != nil {
+			failLocked(fmt.Errorf("logfile %s: %w", logfile, err))
+		}
+		log.Close()
 	}
-	if err := dup2(int(log.Fd()), 1); err != nil {
-		failLocked(fmt.Errorf("logfile %s: %w", logfile, err))
-	}
-	if err := dup2(int(log.Fd()), 2); err != nil {
-		failLocked(fmt.Errorf("logfile %s: %w", logfile, err))
-	}
-	log.Close()
 	os.Setenv(nodes.EnvPidfile, pidfile)
 	os.Unsetenv(nodes.EnvPidfileFD)
 	if lock != nil {
@@ -144,7 +163,7 @@ func execStep(args []string, selfLock bool) {
 		os.Setenv(nodes.EnvPidfileFD, strconv.Itoa(fd))
 	}
 	err = syscall.Exec(path, argv, os.Environ())
-	failLocked(&exec.Error{Name: argv[0], Err: err})
+	failExec(&exec.Error{Name: argv[0], Err: err})
 }
 
 // stepWaitEnv names a FIFO the exec step opens, and so waits on, before
@@ -200,16 +219,24 @@ func spawn(n nodes.Node, env []string, lockTimeout time.Duration) (*child, error
 		ExtraFiles:  []*os.File{w},
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
-	err = cmd.Start()
+	started := prepareRun(cmd, n)
+	err = startChild(cmd)
 	w.Close()
+	started(err)
 	if err != nil {
 		return nil, err
 	}
 	ch.cmd, ch.pid = cmd, cmd.Process.Pid
 	msg, _ := io.ReadAll(r)
 	if len(msg) > 0 {
-		cmd.Wait()
+		waitChild(cmd)
 		kind, text, _ := bytes.Cut(msg, []byte(" "))
+		switch string(kind) {
+		case "noent":
+			return nil, &stepError{msg: string(text), is: ErrCommandNotFound}
+		case "noexec":
+			return nil, &stepError{msg: string(text), is: ErrCommandNotExecutable}
+		}
 		if string(kind) == "held" {
 			pid, _ := strconv.Atoi(string(text))
 			return nil, &nodes.HeldError{Path: n.PidFile, PID: pid}
@@ -236,6 +263,9 @@ func spawn(n nodes.Node, env []string, lockTimeout time.Duration) (*child, error
 // letGo hands the child over: reaped when it exits, or with detach
 // released at once.
 func (ch *child) letGo(detach bool) {
+	if handOver(ch.cmd) {
+		return // to Run's reaper
+	}
 	if detach {
 		ch.cmd.Process.Release()
 	} else {
@@ -294,15 +324,15 @@ func (ch *child) confirm() (*os.Process, error) {
 	if !exited(cmd.Process.Pid) {
 		killed = cmd.Process.Signal(syscall.SIGKILL) == nil
 	}
-	state, werr := cmd.Process.Wait()
+	ws, werr := waitChild(cmd)
 	if werr != nil {
 		return nil, werr
 	}
 	nodes.RemoveStale(n.PidFile) // left behind, unlocked; a new holder's is kept
-	if ws, ok := state.Sys().(syscall.WaitStatus); killed && ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+	if killed && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
 		return nil, fmt.Errorf("%w; killed it (pid %d; see %s)", errLockDropped, cmd.Process.Pid, n.LogFile)
 	}
-	msg := fmt.Sprintf("(%s; see %s)", describeExit(state), n.LogFile)
+	msg := fmt.Sprintf("(%s; see %s)", describeExit(ws), n.LogFile)
 	if ch.logOff >= 0 {
 		if tail := logTail(n.LogFile, ch.logOff, tailLines); tail != "" {
 			msg += "; its log ends: " + tail
@@ -319,12 +349,40 @@ func (ch *child) confirm() (*os.Process, error) {
 		msg += fmt.Sprintf("; processes of its session remain: %s; the command seems to daemonize itself: run it in the foreground (not signalled)",
 			strings.Join(names, ", "))
 	}
-	return nil, fmt.Errorf("%w %s", ErrExitedAtOnce, msg)
+	return nil, &exitError{status: ws, err: fmt.Errorf("%w %s", ErrExitedAtOnce, msg)}
 }
 
-func describeExit(st *os.ProcessState) string {
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+// describeExit says how a process ended: "exit status 3", "killed by KILL".
+func describeExit(ws syscall.WaitStatus) string {
+	if ws.Signaled() {
 		return "killed by " + SignalName(ws.Signal())
 	}
-	return st.String() // "exit status 3"
+	return fmt.Sprintf("exit status %d", ws.ExitStatus())
+}
+
+// waitChild waits for cmd's process, this process's child, to exit and
+// returns how it ended. Under [Cluster.Run] the run's reaper is the only
+// waiter of the process and hands the status over.
+func waitChild(cmd *exec.Cmd) (syscall.WaitStatus, error) {
+	if ws, ok := waitReaped(cmd); ok {
+		return ws, nil
+	}
+	st, err := cmd.Process.Wait()
+	if err != nil {
+		return 0, err
+	}
+	ws, _ := st.Sys().(syscall.WaitStatus)
+	return ws, nil
+}
+
+// execFailKind is how the exec step reports a command it cannot run:
+// "noent" (exit code 127 under run), "noexec" (126), or "fail".
+func execFailKind(err error) string {
+	switch {
+	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
+		return "noent"
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOEXEC):
+		return "noexec"
+	}
+	return "fail"
 }
