@@ -128,6 +128,7 @@ new COMMAND replaces the record.
    multi restart w2 --timeout=10s
    multi restart w1 -c 8`,
 				true, common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagSettle, flagLost), (*multi.Cluster).Restart, code),
+			runCommand(code),
 			statusCommand(code),
 			logsCommand(code),
 			namesCommand(),

@@ -88,14 +88,14 @@ func resolve(c *cli.Context, a *Args) ([]nodes.Node, error) {
 		}
 	}
 	name := c.Command.Name
-	if name == "start" && len(a.Names) == 0 {
+	if (name == "start" || name == "run") && len(a.Names) == 0 {
 		return nil, usage(c, errors.New("no nodes given"))
 	}
 	if a.HasCommand && len(a.Command) == 0 {
 		return nil, usage(c, errors.New("no command after --"))
 	}
-	if a.HasCommand && name != "start" && name != "restart" && name != "show" && name != "get" {
-		return nil, usage(c, errors.New("a command after -- only goes with start, restart, show and get"))
+	if a.HasCommand && name != "start" && name != "run" && name != "restart" && name != "show" && name != "get" {
+		return nil, usage(c, errors.New("a command after -- only goes with start, run, restart, show and get"))
 	}
 	ns, err := spec.Resolve()
 	if err != nil {
