@@ -257,3 +257,29 @@ func cmdNotifySock(ts *testscript.TestScript, neg bool, args []string) {
 		<-done
 	})
 }
+
+// lockwaiter PIDFILE waits until a process is blocked waiting for
+// PIDFILE's lock (a "->" line for its inode in /proc/locks): a standby's
+// exec step asleep in F_SETLKW, not polling.
+func cmdLockWaiter(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: lockwaiter PIDFILE")
+	}
+	st, err := os.Stat(ts.MkAbs(args[0]))
+	ts.Check(err)
+	ino := fmt.Sprintf(":%d ", st.Sys().(*syscall.Stat_t).Ino)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, err := os.ReadFile("/proc/locks")
+		ts.Check(err)
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, "->") && strings.Contains(l, ino) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("nobody waits for the lock of %s:\n%s", args[0], b)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}

@@ -14,3 +14,6 @@ func cmdReaped(ts *testscript.TestScript, neg bool, args []string) { ts.Fatalf("
 func cmdNotifySock(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Fatalf("notifysock: needs Linux")
 }
+func cmdLockWaiter(ts *testscript.TestScript, neg bool, args []string) {
+	ts.Fatalf("lockwaiter: needs Linux")
+}

@@ -120,6 +120,7 @@ func scriptParams(t *testing.T) testscript.Params {
 			"orphan":     cmdOrphan,
 			"reaped":     cmdReaped,
 			"notifysock": cmdNotifySock,
+			"lockwaiter": cmdLockWaiter,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {

@@ -159,6 +159,7 @@ type runNode struct {
 	waiting  *time.Timer
 	restarts int
 	since    time.Time
+	stoodBy  bool // started as a standby once
 }
 
 func (r *run) logf(format string, args ...any) {
@@ -317,7 +318,10 @@ func (r *run) started(rn *runNode, res Result) {
 		r.maybeEnd()
 		return
 	}
-	if errors.Is(res.Err, ErrAlreadyRunning) && r.o.WaitForLock {
+	if errors.Is(res.Err, ErrAlreadyRunning) && r.o.WaitForLock && !rn.stoodBy {
+		// Once: the standby step waits in the kernel, and comes back
+		// only with the lock or a failure.
+		rn.stoodBy = true
 		r.logf("%s: its lock is held by another process; waiting for it (--wait-for-lock)", rn.n.Name)
 		r.standbyStart(rn)
 		return
