@@ -4,7 +4,7 @@ BIN := bin/multi
 
 PREFIX ?= /usr/local
 
-.PHONY: build test vet vet-cross fmt-check demo clean fuzz bench install
+.PHONY: build test test-contrib vet vet-cross fmt-check demo clean fuzz bench install
 
 build:
 	$(GO) build -o $(BIN) .
@@ -23,8 +23,14 @@ fmt-check:
 
 # vet (here and for other systems), gofmt, then every test with the race detector (the integration
 # scripts build and drive a race-enabled binary).
-test: vet vet-cross fmt-check
+test: vet vet-cross fmt-check test-contrib
 	$(GO) test -race -count=1 ./...
+
+# The recipes in contrib/ (Kubernetes, Nomad) checked offline against the
+# real API types, in a module of its own so that multi's go.mod stays as it
+# is (fetches k8s.io/api and hcl through the Go module proxy once).
+test-contrib:
+	cd contrib/manifests && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 demo: build
 	@bash testdata/demo.sh $(BIN)
