@@ -227,13 +227,17 @@ func cmdReaped(ts *testscript.TestScript, neg bool, args []string) {
 
 // notifysock PATH listens on a unix datagram socket at PATH, as systemd's
 // $NOTIFY_SOCKET, and appends every datagram to PATH.log, a line each,
-// until the script ends.
+// until the script ends. A PATH starting with '@' is an abstract socket
+// (Linux); its log is then $WORK/abstract.sock.log.
 func cmdNotifySock(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: notifysock PATH")
 	}
-	path := ts.MkAbs(args[0])
-	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
+	addr, path := ts.MkAbs(args[0]), ts.MkAbs(args[0])
+	if strings.HasPrefix(args[0], "@") {
+		addr, path = args[0], ts.MkAbs("abstract.sock")
+	}
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: addr, Net: "unixgram"})
 	ts.Check(err)
 	done := make(chan struct{})
 	go func() {

@@ -28,6 +28,12 @@
 // waiter, for each node's lock to be released: not for a pid to vanish, so
 // zombies and recycled pids do not matter. Then it removes the pidfile,
 // after locking it itself and checking it is still the same file.
+//
+// # In the foreground
+//
+// [Cluster.Run] starts the nodes as Start does and stays, as a container's
+// PID 1 or a systemd Type=notify service: it reaps, forwards signals, stops
+// every node on TERM and applies [RunOptions.OnExit] to a node that exits.
 package multi
 
 import (
