@@ -147,6 +147,7 @@ type run struct {
 
 	mu      sync.Mutex
 	standby map[string]*exec.Cmd // nodes waiting for their lock; cmd once started
+	halted  bool                 // the stop has begun: a standby started now is ended
 	out     sync.WaitGroup       // output copiers
 	outMu   sync.Mutex
 }
@@ -418,10 +419,14 @@ func (r *run) keepStandby(standby bool, n nodes.Node, cmd *exec.Cmd) {
 		return
 	}
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.halted {
+		cmd.Process.Signal(syscall.SIGKILL) // the stop missed it
+		return
+	}
 	if _, ok := r.standby[n.Name]; ok {
 		r.standby[n.Name] = cmd
 	}
-	r.mu.Unlock()
 }
 
 // copyLines copies a node's output to w, each line prefixed with the
@@ -538,6 +543,7 @@ func (r *run) requestStop(why string) {
 	// are ended (our own unreaped children, signalled through their
 	// pidfds).
 	r.mu.Lock()
+	r.halted = true
 	for _, cmd := range r.standby {
 		if cmd != nil && cmd.Process != nil {
 			cmd.Process.Signal(syscall.SIGKILL)
