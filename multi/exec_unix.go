@@ -330,10 +330,10 @@ func (ch *child) confirm() (*os.Process, error) {
 	}
 	nodes.RemoveStale(n.PidFile) // left behind, unlocked; a new holder's is kept
 	if killed && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-		return nil, fmt.Errorf("%w; killed it (pid %d; see %s)", errLockDropped, cmd.Process.Pid, n.LogFile)
+		return nil, fmt.Errorf("%w; killed it (pid %d; see %s)", errLockDropped, cmd.Process.Pid, seeLog(cmd, n))
 	}
-	msg := fmt.Sprintf("(%s; see %s)", describeExit(ws), n.LogFile)
-	if ch.logOff >= 0 {
+	msg := fmt.Sprintf("(%s; see %s)", describeExit(ws), seeLog(cmd, n))
+	if ch.logOff >= 0 && cmd.Stdout == nil {
 		if tail := logTail(n.LogFile, ch.logOff, tailLines); tail != "" {
 			msg += "; its log ends: " + tail
 		}
@@ -350,6 +350,15 @@ func (ch *child) confirm() (*os.Process, error) {
 			strings.Join(names, ", "))
 	}
 	return nil, &exitError{status: ws, err: fmt.Errorf("%w %s", ErrExitedAtOnce, msg)}
+}
+
+// seeLog is where the node's output went: its logfile, or under Run,
+// which pipes it (cmd.Stdout is set then), Run's output.
+func seeLog(cmd *exec.Cmd, n nodes.Node) string {
+	if cmd.Stdout != nil {
+		return "its output above"
+	}
+	return n.LogFile
 }
 
 // describeExit says how a process ended: "exit status 3", "killed by KILL".
