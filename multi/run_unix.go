@@ -87,6 +87,9 @@ func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 			r.logf("cannot become a child subreaper (orphans of the nodes will not be reaped here): %v", err)
 		}
 	}
+	// A log reader that goes away (a closed stdout pipe) must not end the
+	// run and leave its nodes unsupervised: writes fail instead.
+	signal.Ignore(syscall.SIGPIPE)
 	chld := make(chan os.Signal, 1)
 	signal.Notify(chld, syscall.SIGCHLD)
 	defer signal.Stop(chld)
