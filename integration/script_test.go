@@ -49,7 +49,7 @@ func binary(t *testing.T) string {
 		}
 		build := func(out, pkg string) {
 			if buildErr == nil {
-				if b, err := exec.Command("go", "build", "-race", "-o", out, pkg).CombinedOutput(); err != nil {
+				if b, err := exec.Command("go", append(append([]string{"build"}, raceBuild...), "-o", out, pkg)...).CombinedOutput(); err != nil {
 					buildErr = fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
 				}
 			}

@@ -135,6 +135,11 @@ type Cluster struct {
 	// is known, one call at a time, so that a caller can show progress on
 	// a large set. The verbs return all results in order all the same.
 	Progress func(Result)
+	// Signalled, if not nil, is called by StopWait, Kill and Restart with
+	// each node they signalled and are about to wait for (Result.PID is
+	// the process), before the wait, from one goroutine; a caller can so
+	// show what is being waited for. It may run while Progress does.
+	Signalled func(Result)
 	// LockTimeout bounds how long Start waits for a self-locking node (see
 	// [nodes.Node.SelfLock]) to take its lock; 0 means
 	// [DefaultLockTimeout]. Such a node that does not is killed.

@@ -296,6 +296,9 @@ func (c *Cluster) stopWait(ctx context.Context, op string, results []Result, sig
 		if was != nil {
 			was[i] = true
 		}
+		if c.Signalled != nil {
+			c.Signalled(*r)
+		}
 		if r.lost.PID != 0 {
 			lostWait.Go(func() {
 				c.awaitLost(ctx, op, r, sig, timeout)

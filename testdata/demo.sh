@@ -12,23 +12,30 @@ cleanup() {
 trap cleanup EXIT
 
 say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+# quote prints its arguments as one shell command line, each quoted only
+# when it must be, so that what the demo shows can be pasted as it is.
+quote() {
+  local out="" a q="'"
+  for a in "$@"; do
+    if [[ "$a" =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]]; then out+=" $a"; else out+=" '${a//$q/$q\\$q$q}'"; fi
+  done
+  printf '%s' "${out# }"
+}
+# run shows the multi command line, quoted, then runs it.
+run() { say "$(quote multi "$@")"; "$multi" "$@"; }
 
-say multi start w1 w2 w3 -- sh -c 'echo "%n up as pid \$\$"; trap "echo %n got TERM; exit 0" TERM; while :; do sleep 0.1; done'
-"$multi" start w1 w2 w3 -- sh -c 'echo "%n up as pid $$"; trap "echo %n got TERM; exit 0" TERM; while :; do sleep 0.1; done'
+run start w1 w2 w3 -- sh -c 'echo "%n up as pid $$"; trap "echo %n got TERM; exit 0" TERM; while :; do sleep 0.1; done'
 
-say multi status
-"$multi" status
+run status
 
 say "cat $MULTI_RUNDIR/w1.pid   # the pid; the node's own process holds the file's lock"
 cat "$MULTI_RUNDIR/w1.pid"
 say "grep POSIX /proc/locks   # one POSIX write lock per node, held by the node's pid"
 grep POSIX /proc/locks | grep -F -f <(cat "$MULTI_RUNDIR"/*.pid | sed 's/^/ /;s/$/ /') || true
 
-say multi start w1 -- sleep 1000
-"$multi" start w1 -- sleep 1000
+run start w1 -- sleep 1000
 
-say multi status --json w2
-"$multi" status --json w2
+run status --json w2
 
 say multi stopwait
 time "$multi" stopwait

@@ -43,7 +43,7 @@ const (
 // Run runs multi with the command line args (args[0] is the program name),
 // printing to stdout and stderr, and returns the exit code.
 func Run(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	code := exitOK
 	app := newApp(stdout, stderr, &code)
@@ -51,6 +51,15 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		app.Writer = stderr
 		app.Run(args[:1]) // shows the help
 		return exitUsage
+	}
+	if isHelpCompletion(args) {
+		// "multi help <TAB>": the commands. urfave/cli's own help command
+		// offers only "help h", and is one value shared by every app, so
+		// it is not changed but stepped around.
+		for _, cmd := range app.VisibleCommands() {
+			fmt.Fprintln(stdout, cmd.Name)
+		}
+		return exitOK
 	}
 	if err := app.RunContext(ctx, args); err != nil {
 		if msg := err.Error(); msg != "" {
@@ -62,7 +71,53 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitUsage
 	}
+	var in interrupted
+	if errors.As(context.Cause(ctx), &in) && app.Metadata[ownSignals] == nil {
+		// As a shell reports a command killed by the signal: 130 for
+		// Ctrl-C, 143 for TERM.
+		return 128 + int(in.sig)
+	}
 	return code
+}
+
+// isHelpCompletion reports whether args ask for completion after "multi
+// help" (bash passes the words before the cursor).
+func isHelpCompletion(args []string) bool {
+	return len(args) >= 3 && (args[1] == "help" || args[1] == "h") && args[len(args)-1] == "--generate-bash-completion"
+}
+
+// interrupted is the cause of Run's context once SIGINT or SIGTERM came.
+type interrupted struct{ sig syscall.Signal }
+
+func (e interrupted) Error() string { return "interrupted by " + multi.SignalName(e.sig) }
+
+// Is makes errors.Is(err, context.Canceled) true, as for any cancel.
+func (e interrupted) Is(target error) bool { return target == context.Canceled }
+
+// interruptible returns a context cancelled, with an [interrupted] cause,
+// on SIGINT or SIGTERM: the verbs then stop waiting and leave the nodes as
+// they are.
+func interruptible() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case s := <-sigs:
+			// A second Ctrl-C, while multi says what it left running,
+			// ends it at once.
+			signal.Stop(sigs)
+			cancel(interrupted{s.(syscall.Signal)})
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { signal.Stop(sigs); cancel(nil) }
+}
+
+// wasInterrupted reports whether ctx ended by SIGINT or SIGTERM.
+func wasInterrupted(ctx context.Context) bool {
+	var in interrupted
+	return errors.As(context.Cause(ctx), &in)
 }
 
 func newApp(stdout, stderr io.Writer, code *int) *cli.App {
@@ -79,8 +134,9 @@ multi only ever signals the process the kernel names as that lock's holder,
 and stopwait waits for the lock to be released, so a recycled pid or a
 zombie can never fool it.
 
-Exit codes: 0 success, 1 a node failed, 2 usage error; status: 0 all running,
-1 a stale pidfile, 3 not running, 4 unknown.`,
+Exit codes: 0 success, 1 a node failed, 2 usage error, 130 interrupted
+(Ctrl-C; the nodes are left as they are); status: 0 all running, 1 a stale
+pidfile, 3 not running, 4 unknown. The manual page: multi man | man -l -`,
 		Commands: []*cli.Command{
 			verb("start", "start nodes",
 				"multi start [flags] NODES... [OPTIONS] [-- COMMAND [ARG...]]",
@@ -131,6 +187,7 @@ new COMMAND replaces the record.
 			runCommand(code),
 			statusCommand(code),
 			logsCommand(code),
+			forgetCommand(code),
 			namesCommand(),
 			expandCommand(),
 			showCommand("show", "print the command line each node would run, shell-quoted",
@@ -159,21 +216,38 @@ new COMMAND replaces the record.
 	return app
 }
 
-// version is the module's version from the build info, with the VCS
-// revision when the build recorded one.
+// vcsRevision and vcsModified are set by "make build" (-ldflags -X) from
+// git, for builds where the go command records no VCS information: a git
+// worktree, or GOFLAGS=-buildvcs=false.
+var vcsRevision, vcsModified string
+
+// version is the module's version from the build info, with the commit it
+// was built from and whether the tree had changes ("modified").
 func version() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"
 	}
-	v := bi.Main.Version
+	return versionOf(bi, vcsRevision, vcsModified)
+}
+
+// versionOf formats bi; rev and modified stand in for the build info's
+// vcs.revision and vcs.modified when it has none.
+func versionOf(bi *debug.BuildInfo, rev, modified string) string {
 	for _, s := range bi.Settings {
-		switch {
-		case s.Key == "vcs.revision" && len(s.Value) >= 12:
-			v += " " + s.Value[:12]
-		case s.Key == "vcs.modified" && s.Value == "true":
-			v += "+dirty"
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
 		}
 	}
-	return v + " " + bi.GoVersion
+	commit := "commit unknown: built without VCS information"
+	if rev != "" {
+		commit = "commit " + rev[:min(12, len(rev))]
+		if modified == "true" {
+			commit += ", modified"
+		}
+	}
+	return fmt.Sprintf("%s (%s) %s", bi.Main.Version, commit, bi.GoVersion)
 }

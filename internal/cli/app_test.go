@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"os"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -41,6 +42,32 @@ func TestVersion(t *testing.T) {
 	}
 }
 
+// --version names the commit and whether the tree was modified, from the
+// build info or, where the go command recorded none, from make's -X flags.
+func TestVersionOf(t *testing.T) {
+	t.Parallel()
+	vcs := func(rev, mod string) *debug.BuildInfo {
+		return &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"},
+			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: mod}}}
+	}
+	bare := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}}
+	tests := []struct {
+		bi       *debug.BuildInfo
+		rev, mod string
+		want     string
+	}{
+		{vcs("7cbeac52139a59e7f3ac0da786fd0c5754422f70", "false"), "", "", "(devel) (commit 7cbeac52139a) go1.26.8"},
+		{vcs("7cbeac52139a59e7f3ac0da786fd0c5754422f70", "true"), "", "", "(devel) (commit 7cbeac52139a, modified) go1.26.8"},
+		{bare, "0123456789abcdef", "true", "(devel) (commit 0123456789ab, modified) go1.26.8"},
+		{bare, "", "", "(devel) (commit unknown: built without VCS information) go1.26.8"},
+	}
+	for _, tt := range tests {
+		if got := versionOf(tt.bi, tt.rev, tt.mod); got != tt.want {
+			t.Errorf("versionOf(%v, %q, %q) = %q; want %q", tt.bi.Settings, tt.rev, tt.mod, got, tt.want)
+		}
+	}
+}
+
 func TestUnknownCommand(t *testing.T) {
 	code, out, errs := runCLI(t, "strat", "w1")
 	if code != exitUsage || out != "" || errs != "multi: unknown command \"strat\" (see multi --help)\n" {
@@ -57,6 +84,9 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{"start"}, "multi start: no nodes given"},
 		{[]string{"start", "w1", "--"}, "multi start: no command after --"},
+		// Names but no command, and no record to take one from.
+		{[]string{"start", "w1"}, "multi start: w1: no command: give one after -- (no record "},
+		{[]string{"restart", "w1"}, "multi restart: w1: no command: give one after -- (no record "},
 		{[]string{"start", "w1", "--lock-timeout=0", "--", "true"}, `multi start: --lock-timeout wants a positive duration (10s, 1m30s) or seconds, not "0"`},
 		{[]string{"stop", "w1", "--", "sleep", "1"}, "multi stop: a command after -- only goes with start, run, restart, show and get"},
 		{[]string{"stop", "w1", "-HUP", "-TERM"}, "multi stop: two signals given (-HUP and -TERM)"},
@@ -71,6 +101,18 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"logs", "w1", "w2"}, "multi logs: give one node name"},
 		{[]string{"names", "w1", "w1"}, "multi names: "},
 		{[]string{"expand"}, "multi expand: no template given"},
+		// A verb that runs no command refuses what it cannot use, and
+		// names the flag the user most likely meant.
+		{[]string{"stopwait", "ig", "--tiemout=2"}, "multi stopwait: unknown flag --tiemout=2 (did you mean --timeout?)"},
+		{[]string{"stopwait", "ig", "--timeuot", "2"}, "multi stopwait: unknown flag --timeuot (did you mean --timeout?)"},
+		{[]string{"status", "--jsno"}, "multi status: unknown flag --jsno (did you mean --json?)"},
+		{[]string{"status", "w1", "-json"}, "multi status: unknown flag -json (did you mean --json?)"},
+		{[]string{"kill", "w1", "--grop"}, "multi kill: unknown flag --grop (did you mean --group?)"},
+		{[]string{"logs", "w1", "-F"}, "multi logs: unknown flag -F (did you mean -f?)"},
+		{[]string{"stop", "w1", "-c", "3"}, "multi stop: unknown flag -c (options for the nodes' command only go with start, restart, show and get)"},
+		{[]string{"stop", "w1", "--loglevel=DEBUG"}, "multi stop: unknown flag --loglevel=DEBUG (options for the nodes' command only go with start, restart, show and get)"},
+		{[]string{"names", "w1", "-c:1", "3"}, "multi names: unknown flag -c:1 (options"},
+		{[]string{"expand", "%n", "w1", "--rundri=/x"}, "multi expand: unknown flag --rundri=/x (did you mean --rundir?)"},
 		{[]string{"expand", "%y", "w1"}, "multi expand: "},
 		{[]string{"get"}, "multi get: no node name given"},
 		{[]string{"show", "w1", "-"}, "multi show: a lone '-' is neither a flag nor a node name"},

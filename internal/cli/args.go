@@ -130,7 +130,7 @@ func (p Parser) Parse(args []string) (*Args, error) {
 				}
 				a.Flags[name] = val
 			case !p.Forward:
-				return nil, fmt.Errorf("%w: unknown flag --%s", ErrUsage, name)
+				return nil, p.unknown(tok, name)
 			default:
 				a.Options = append(a.Options, nodes.Option{Name: "--" + name, Value: val, HasValue: hasVal, Scope: scope})
 				namesEnded = namesStarted
@@ -163,7 +163,9 @@ func (p Parser) Parse(args []string) (*Args, error) {
 				return nil, fmt.Errorf("%w: %s is neither a flag nor a signal", ErrUsage, tok)
 			}
 			if !p.Forward {
-				return nil, fmt.Errorf("%w: unknown flag %s", ErrUsage, tok)
+				name, _, _ := strings.Cut(word, ":")
+				name, _, _ = strings.Cut(name, "=")
+				return nil, p.unknown(tok, name)
 			}
 			name, scope, scoped := strings.Cut(word, ":")
 			if err := checkOptName(tok, name, scope, scoped); err != nil {
@@ -194,6 +196,74 @@ func (p Parser) Parse(args []string) (*Args, error) {
 		}
 	}
 	return a, nil
+}
+
+// unknown is the usage error for an option a command that runs no command
+// cannot use (tok as given, name without dashes): it names the closest of
+// the command's own flags, if one is close, so that a misspelt --timeout
+// is never taken for something else.
+func (p Parser) unknown(tok, name string) error {
+	if best := p.closest(name); best != "" {
+		return fmt.Errorf("%w: unknown flag %s (did you mean %s?)", ErrUsage, tok, best)
+	}
+	return fmt.Errorf("%w: unknown flag %s (options for the nodes' command only go with start, restart, show and get)", ErrUsage, tok)
+}
+
+// closest returns the flag of p, as written ("--timeout", "-q"), nearest
+// to name by edit distance (a swap of two letters counts one), or a flag
+// name starts with; "" if none is near enough to be a likely typo.
+func (p Parser) closest(name string) string {
+	best, bestD := "", 0
+	consider := func(flag, written string) {
+		d := editDistance(strings.ToLower(name), flag)
+		limit := 1
+		if len(name) == 1 || len(flag) == 1 {
+			limit = 0 // one letter is a typo for any other: only -F for -f
+		} else if len(flag) >= 4 {
+			limit = 2
+		}
+		if len(name) >= 2 && strings.HasPrefix(flag, name) {
+			d = 1 // an abbreviation
+		}
+		if d <= limit && (best == "" || d < bestD || d == bestD && written < best) {
+			best, bestD = written, d
+		}
+	}
+	for flag := range p.Flags {
+		consider(flag, "--"+flag)
+	}
+	for short := range p.Short {
+		if len(name) == 1 {
+			consider(short, "-"+short)
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance between a and b:
+// insertions, deletions, substitutions and swaps of neighbours.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }
 
 func checkOptName(tok, name, scope string, scoped bool) error {

@@ -11,30 +11,77 @@ import (
 )
 
 // complete lists, for shell completion, the recorded nodes not yet on the
-// command line, or the command's flags when the word being completed
-// starts with a dash.
+// command line (of the rundir it names, if it does), or the command's
+// flags when the word being completed starts with a dash. The shell
+// passes the words before the cursor, and the word being completed only
+// when it starts with a dash, so a last word that is a whole flag
+// ("--group", "--rundir=DIR") is taken as done: nodes come next.
 func complete(c *cli.Context) {
-	args := c.Args().Slice()
-	if n := len(args); n > 0 && strings.HasPrefix(args[n-1], "-") {
-		for _, f := range c.Command.Flags {
-			for _, name := range f.Names() {
-				if len(name) > 1 {
-					fmt.Fprintln(c.App.Writer, "--"+name)
+	args := joinEquals(c.Args().Slice())
+	rundir := nodes.DefaultRunDir()
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, "--rundir="); ok {
+			rundir = v
+		} else if a == "--rundir" && i+1 < len(args) {
+			rundir = args[i+1]
+		}
+	}
+	if n := len(args); n > 0 {
+		last := args[n-1]
+		if last == "--rundir" || strings.HasSuffix(last, "=") || last == "--pidfile" || last == "--logfile" {
+			return // a value comes next: the shell completes file names
+		}
+		if strings.HasPrefix(last, "-") && !strings.Contains(last, "=") && !isFlag(c, last) {
+			for _, f := range c.Command.Flags {
+				for _, name := range f.Names() {
+					if len(name) > 1 {
+						fmt.Fprintln(c.App.Writer, "--"+name)
+					}
 				}
 			}
+			return
 		}
-		return
 	}
 	given := map[string]bool{}
 	for _, a := range args {
 		given[a] = true
 	}
-	recs, _ := nodes.ReadRecords(nodes.DefaultRunDir())
+	recs, _ := nodes.ReadRecords(rundir)
 	for _, n := range recs {
 		if !given[n.Name] {
 			fmt.Fprintln(c.App.Writer, n.Name)
 		}
 	}
+}
+
+// joinEquals puts back together what bash splits at '=' (it is in
+// COMP_WORDBREAKS): "--rundir", "=", "DIR" is "--rundir=DIR".
+func joinEquals(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		if args[i] == "=" && len(out) > 0 {
+			out[len(out)-1] += "="
+			if i+1 < len(args) {
+				i++
+				out[len(out)-1] += args[i]
+			}
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
+}
+
+// isFlag reports whether word is a whole flag of the command: "--group".
+func isFlag(c *cli.Context, word string) bool {
+	for _, f := range c.Command.Flags {
+		for _, name := range f.Names() {
+			if word == "--"+name || len(name) == 1 && word == "-"+name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // completionCommand prints the shell code that wires completion to
@@ -94,16 +141,103 @@ compdef _multi multi
 // (make install writes it to man1/multi.1).
 func manCommand() *cli.Command {
 	return &cli.Command{
-		Name:   "man",
-		Usage:  "print the manual page (roff)",
-		Hidden: true,
+		Name:  "man",
+		Usage: "print the manual page (roff): multi man | man -l -",
 		Action: func(c *cli.Context) error {
 			page, err := c.App.ToManWithSection(1)
 			if err != nil {
 				return err
 			}
-			_, err = io.WriteString(c.App.Writer, page)
+			_, err = io.WriteString(c.App.Writer, page+manSections)
 			return err
 		},
 	}
 }
+
+// manSections are the manual page's sections that urfave/cli does not
+// generate from the commands.
+const manSections = `
+.SH EXIT STATUS
+.TP
+.B 0
+every node is as asked (a node already running counts as started, one not running as stopped)
+.TP
+.B 1
+some node failed (get: the node is not in the set; forget: a node still runs)
+.TP
+.B 2
+usage error: a bad flag, node name, template or value; nothing was done
+.TP
+.B 130
+interrupted by Ctrl-C (143: by SIGTERM); the nodes are left as they are and those still running are named
+.PP
+status follows LSB instead: 0 every node runs, 1 some node is dead with its pidfile left (stale),
+3 some node is not running, 4 unknown (a pidfile could not be read or is locked but not as a node
+locks it, or a node is lost).
+
+.SH ENVIRONMENT
+.TP
+.B MULTI_RUNDIR
+the rundir when --rundir is not given
+.TP
+.B XDG_RUNTIME_DIR
+the default rundir is $XDG_RUNTIME_DIR/multi (not as root)
+.TP
+.B NO_COLOR
+no colours; nor with TERM=dumb
+.TP
+.B TERM
+dumb: no colours
+.TP
+.BR MULTI_PIDFILE ", " MULTI_PIDFILE_FD ", " MULTI_NODE
+set for each node: its pidfile, the descriptor that holds its lock (unless --self-lock), its full name
+.PP
+The nodes get multi's own environment.
+
+.SH FILES
+.TP
+.I RUNDIR/NAME.pid
+the pidfile: the node's pid, locked (POSIX fcntl write lock) by the node's own process for its whole life
+.TP
+.I RUNDIR/NAME.log
+the logfile: the node's stdout and stderr, appended
+.TP
+.I RUNDIR/NAME.node
+the node's record: command, files, folder, start time; used by restart and by the verbs
+without names; removed by forget
+.PP
+RUNDIR is /run/multi as root, else $XDG_RUNTIME_DIR/multi, else $TMPDIR/multi-UID.
+
+.SH TEMPLATE LETTERS
+In --pidfile, --logfile, the command and its options (celery's %-letters):
+.TP
+.BR %n ", " %N
+the short name: w1
+.TP
+.BR %h ", " %p
+the full name: w1@host
+.TP
+.B %d
+the host part: host
+.TP
+.B %i
+the 1-based index: 1
+.TP
+.B %I
+empty (celery's index of the main process; keeps %n%I.log working)
+.TP
+.B %%
+a literal %
+
+.SH EXAMPLES
+.EX
+multi start w1 w2 w3 -- sleep 300
+multi start 3 --range-prefix=web --pidfile=/run/app/%n.pid -- app --port=80%i
+multi start A B C D -c:1 4 -c:2-4 8 -- worker --name=%h
+multi status
+multi stopwait --timeout=30s
+multi restart w2
+multi stop w1 -HUP
+multi forget w3
+.EE
+`

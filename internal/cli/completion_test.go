@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -28,6 +29,16 @@ func TestManPage(t *testing.T) {
 	if code != exitOK || errs != "" || !strings.Contains(out, ".SH NAME") || !strings.Contains(out, "stopwait") {
 		t.Errorf("man: exit %d, stderr %q, page:\n%.300s", code, errs, out)
 	}
+	for _, want := range []string{".SH EXIT STATUS\n", ".SH ENVIRONMENT\n", ".SH FILES\n", ".SH EXAMPLES\n",
+		".SH TEMPLATE LETTERS\n", "MULTI_RUNDIR", ".B 130\n", "%n", "NAME.node"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("man page lacks %q", want)
+		}
+	}
+	// and --help shows that there is one.
+	if _, out, _ := runCLI(t, "--help"); !strings.Contains(out, "\n   man ") {
+		t.Errorf("--help does not list man:\n%s", out)
+	}
 }
 
 // Completion offers the recorded nodes not yet given, or the verb's
@@ -47,6 +58,28 @@ func TestComplete(t *testing.T) {
 	code, out, _ := runCLI(t, "stop", "w1", "--generate-bash-completion")
 	if code != exitOK || out != "w2\n" {
 		t.Errorf("stop w1 <TAB>: exit %d, %q; want w2", code, out)
+	}
+	// Another rundir's records, however bash splits --rundir=DIR.
+	other := t.TempDir()
+	if err := nodes.WriteRecord(other, nodes.Node{Name: "x9", PidFile: filepath.Join(other, "x9.pid"), LogFile: filepath.Join(other, "x9.log"), Command: []string{"sleep", "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--rundir=" + other}, {"--rundir", "=", other}, {"--rundir", other}} {
+		code, out, _ = runCLI(t, append(append([]string{"stop"}, args...), "--generate-bash-completion")...)
+		if code != exitOK || out != "x9\n" {
+			t.Errorf("stop %q <TAB>: exit %d, %q; want x9", args, code, out)
+		}
+	}
+	if _, out, _ = runCLI(t, "stop", "--group", "--generate-bash-completion"); out != "w1\nw2\n" {
+		t.Errorf("stop --group <TAB>: %q; want the nodes", out)
+	}
+	if _, out, _ = runCLI(t, "stop", "--rundir", "--generate-bash-completion"); out != "" {
+		t.Errorf("stop --rundir <TAB>: %q; want nothing (the shell completes a folder)", out)
+	}
+	// multi help <TAB>: the commands.
+	code, out, _ = runCLI(t, "help", "--generate-bash-completion")
+	if cmds := strings.Fields(out); code != exitOK || !contains(cmds, "stopwait") || !contains(cmds, "forget") || !contains(cmds, "man") {
+		t.Errorf("help <TAB>: exit %d, %q; want the commands", code, out)
 	}
 	code, out, _ = runCLI(t, "stopwait", "-", "--generate-bash-completion")
 	flags := strings.Fields(out)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/multi-launcher/multi/multi"
@@ -18,6 +19,8 @@ import (
 type output struct {
 	w, errw io.Writer
 	tty     bool // w is a terminal
+	width   int  // the terminal's columns; 0 if unknown
+	dumb    bool // TERM=dumb: no escape codes, so no progress line either
 	color   bool
 	quiet   bool
 	verbose bool
@@ -27,8 +30,19 @@ type output struct {
 func newOutput(c *cli.Context, a *Args) *output {
 	o := &output{w: c.App.Writer, errw: c.App.ErrWriter, tty: isTerminal(c.App.Writer),
 		quiet: a.Flags["quiet"] == "true", verbose: a.Flags["verbose"] == "true", json: a.Flags["json"] == "true"}
-	o.color = o.tty && a.Flags["no-color"] != "true" && os.Getenv("NO_COLOR") == ""
+	o.color = useColor(o.tty, a.Flags["no-color"] == "true")
+	o.dumb = os.Getenv("TERM") == "dumb"
+	if o.tty {
+		o.width = termWidth(c.App.Writer)
+	}
 	return o
+}
+
+// useColor reports whether to paint: on a terminal, unless told not to
+// by --no-color, $NO_COLOR, or TERM=dumb (a terminal that knows no escape
+// codes, such as an Emacs shell).
+func useColor(tty, noColor bool) bool {
+	return tty && !noColor && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
 }
 
 // isTerminal reports whether w is a character device such as a terminal.
@@ -86,6 +100,10 @@ func (o *output) resultLine(r multi.Result, failed bool) string {
 		line = o.paint(red, "FAILED") + strings.TrimPrefix(line, "FAILED")
 	case strings.HasPrefix(line, "not running"):
 		line = o.paint(yellow, line)
+	case strings.HasPrefix(line, "killed after"):
+		// It did stop, but not when asked: that is worth a look.
+		word, rest, _ := strings.Cut(line, " ")
+		line = o.paint(yellow, word) + " " + rest
 	default:
 		word, rest, _ := strings.Cut(line, " ")
 		line = o.paint(green, word) + " " + rest
@@ -111,28 +129,125 @@ func (o *output) describe(n nodes.Node) {
 	fmt.Fprintf(o.w, "%s: %s  [pidfile %s, logfile %s]\n", n.Name, cmd, n.PidFile, n.LogFile)
 }
 
-// progress shows, on a terminal, a one-line count of the nodes done so
-// far, which gives way to the per-node lines; never with --json or
-// --quiet, never when not on a terminal. It returns the function that
-// clears the line.
+// progress shows, on a terminal, one line about the verb's progress,
+// redrawn in place and cleared when the verb is done, before the per-node
+// lines; never with --json or --quiet, never when not on a terminal (or
+// on TERM=dumb, which knows no escape codes). stopwait and kill show from their first moment what they wait for and
+// for how long ("waiting for 3 of 50: w7 (pid 4242) 3s…"); the other
+// verbs, on two nodes or more, a count of the nodes done. It returns the
+// function that clears the line.
 func (o *output) progress(verb string, c *multi.Cluster) (clear func()) {
-	if !o.tty || o.json || o.quiet || len(c.Nodes) < 2 {
+	waits := verb == "stopwait" || verb == "kill"
+	if !o.tty || o.dumb || o.json || o.quiet || (!waits && len(c.Nodes) < 2) {
 		return func() {}
 	}
-	word := map[string]string{"start": "started", "stop": "signalled", "stopwait": "stopped",
-		"kill": "killed", "restart": "restarted"}[verb]
-	begin, last := time.Now(), time.Time{}
-	done, shown := 0, false
-	c.Progress = func(multi.Result) {
-		done++
-		if now := time.Now(); done == len(c.Nodes) || now.Sub(last) >= 100*time.Millisecond {
-			last, shown = now, true
-			fmt.Fprintf(o.w, "\r\033[K%s: %d/%d %s, %.1fs", verb, done, len(c.Nodes), word, now.Sub(begin).Seconds())
+	p := &progressLine{w: o.w, verb: verb, waits: waits, total: len(c.Nodes), width: o.width, begin: time.Now(),
+		pending: map[string]pendingNode{}, index: map[string]int{}}
+	if p.width <= 0 {
+		p.width = 80
+	}
+	for i, n := range c.Nodes {
+		p.index[n.Name] = i
+	}
+	c.Progress = func(r multi.Result) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.done++
+		delete(p.pending, r.Node.Name)
+		p.draw(false)
+	}
+	if !waits {
+		return p.clear
+	}
+	c.Signalled = func(r multi.Result) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.pending[r.Node.Name] = pendingNode{pid: r.PID, since: time.Now()}
+		p.draw(false)
+	}
+	p.mu.Lock()
+	p.draw(true) // at once: what is about to happen
+	p.mu.Unlock()
+	// Redraw as time passes: the seconds waited are the news.
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				p.mu.Lock()
+				p.draw(true)
+				p.mu.Unlock()
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-stopped
+		p.clear()
+	}
+}
+
+// progressLine is the state of progress's line; mu guards it all.
+type progressLine struct {
+	mu          sync.Mutex
+	w           io.Writer
+	verb        string
+	waits       bool // the verb signals, then waits
+	total, done int
+	width       int
+	begin, last time.Time
+	shown       bool
+	pending     map[string]pendingNode // signalled, not yet done
+	index       map[string]int         // a node's place in the set
+}
+
+type pendingNode struct {
+	pid   int
+	since time.Time
+}
+
+// draw redraws the line; unless force, at most every 100 ms (and always
+// for the last node), so that a thousand results do not flood a terminal.
+func (p *progressLine) draw(force bool) {
+	now := time.Now()
+	if !force && p.done < p.total && now.Sub(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last, p.shown = now, true
+	fmt.Fprint(p.w, "\r\033[K"+elide(p.text(now), p.width-1))
+}
+
+func (p *progressLine) text(now time.Time) string {
+	if !p.waits || p.done == p.total {
+		word := map[string]string{"start": "started", "stop": "signalled", "stopwait": "stopped",
+			"kill": "killed", "restart": "restarted"}[p.verb]
+		return fmt.Sprintf("%s: %d/%d %s, %.1fs", p.verb, p.done, p.total, word, now.Sub(p.begin).Seconds())
+	}
+	if len(p.pending) == 0 {
+		return fmt.Sprintf("%s: signalling %d of %d…", p.verb, p.total-p.done, p.total)
+	}
+	// The node waited for longest; of those signalled together, the
+	// first in the set.
+	name, first := "", pendingNode{}
+	for n, pn := range p.pending {
+		if name == "" || pn.since.Before(first.since) || pn.since.Equal(first.since) && p.index[n] < p.index[name] {
+			name, first = n, pn
 		}
 	}
-	return func() {
-		if shown {
-			fmt.Fprint(o.w, "\r\033[K")
-		}
+	return fmt.Sprintf("%s: waiting for %d of %d: %s (pid %d) %ds…", p.verb, len(p.pending), p.total, name, first.pid,
+		int(now.Sub(first.since).Seconds()))
+}
+
+// clear removes the line, if it was drawn.
+func (p *progressLine) clear() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
 	}
 }

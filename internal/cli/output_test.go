@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
@@ -85,6 +86,7 @@ func TestResultLine(t *testing.T) {
 	failed := multi.Result{Node: n, Err: &multi.NodeError{Node: "w1", Op: "start", Err: errors.New("boom")}}
 	already := multi.Result{Node: n, PID: 42, Msg: "already running (pid 42)", Err: fmt.Errorf("w1: %w", multi.ErrAlreadyRunning)}
 	down := multi.Result{Node: n, Msg: "not running"}
+	killed := multi.Result{Node: n, PID: 42, Msg: "killed after 2s (pid 42)"}
 	tests := []struct {
 		r              multi.Result
 		failed         bool
@@ -94,6 +96,8 @@ func TestResultLine(t *testing.T) {
 		{failed, true, "FAILED: boom", red + "FAILED\033[0m: boom"},
 		{already, false, "already running (pid 42)", yellow + "already running (pid 42)\033[0m"},
 		{down, false, "not running", yellow + "not running\033[0m"},
+		// Stopped, but only by SIGKILL after the timeout: not green.
+		{killed, false, "killed after 2s (pid 42)", yellow + "killed\033[0m after 2s (pid 42)"},
 	}
 	for _, tt := range tests {
 		if got := (&output{}).resultLine(tt.r, tt.failed); got != tt.plain {
@@ -133,20 +137,73 @@ func TestProgress(t *testing.T) {
 	t.Parallel()
 	cl := &multi.Cluster{Nodes: []nodes.Node{{Name: "w1"}, {Name: "w2"}}}
 	var buf bytes.Buffer
-	clear := (&output{w: &buf, tty: true}).progress("stopwait", cl)
-	cl.Progress(multi.Result{})
-	cl.Progress(multi.Result{})
+	clear := (&output{w: &buf, tty: true}).progress("start", cl)
+	cl.Progress(multi.Result{Node: cl.Nodes[0]})
+	cl.Progress(multi.Result{Node: cl.Nodes[1]})
 	clear()
 	s := buf.String()
-	if !strings.Contains(s, "\r\033[Kstopwait: 2/2 stopped, ") || !strings.HasSuffix(s, "s\r\033[K") {
+	if !strings.Contains(s, "\r\033[Kstart: 2/2 started, ") || !strings.HasSuffix(s, "s\r\033[K") {
 		t.Errorf("progress: %q", s)
 	}
-	for _, o := range []*output{{w: &buf}, {w: &buf, tty: true, quiet: true}, {w: &buf, tty: true, json: true}} {
+	for _, o := range []*output{{w: &buf}, {w: &buf, tty: true, quiet: true}, {w: &buf, tty: true, json: true}, {w: &buf, tty: true, dumb: true}} {
 		buf.Reset()
 		cl.Progress = nil
 		o.progress("stop", cl)()
-		if cl.Progress != nil || buf.Len() != 0 {
+		o.progress("stopwait", cl)()
+		if cl.Progress != nil || cl.Signalled != nil || buf.Len() != 0 {
 			t.Errorf("%+v: progress set or printed %q", o, buf.String())
 		}
+	}
+}
+
+// stopwait's line says from the first moment what it waits for, naming
+// the first node still running and its pid, even for a single node.
+func TestProgressWaiting(t *testing.T) {
+	t.Parallel()
+	cl := &multi.Cluster{Nodes: []nodes.Node{{Name: "w1"}, {Name: "w2"}, {Name: "w3"}}}
+	var buf bytes.Buffer
+	clear := (&output{w: &buf, tty: true, width: 80}).progress("stopwait", cl)
+	if s := buf.String(); s != "\r\033[Kstopwait: signalling 3 of 3…" {
+		t.Errorf("first moment: %q", s)
+	}
+	cl.Signalled(multi.Result{Node: cl.Nodes[0], PID: 4241})
+	cl.Signalled(multi.Result{Node: cl.Nodes[1], PID: 4242})
+	cl.Progress(multi.Result{Node: cl.Nodes[2]}) // not running
+	cl.Progress(multi.Result{Node: cl.Nodes[0]})
+	buf.Reset()
+	clear()
+	if s := buf.String(); s != "\r\033[K" {
+		t.Errorf("cleared with %q", s)
+	}
+	// What the line said last before the clear, by drawing it now.
+	p := &progressLine{waits: true, verb: "stopwait", total: 3, done: 2, pending: map[string]pendingNode{
+		"w2": {pid: 4242, since: time.Now().Add(-3 * time.Second)}, "w9": {pid: 9, since: time.Now()}}}
+	if got, want := p.text(time.Now()), "stopwait: waiting for 2 of 3: w2 (pid 4242) 3s…"; got != want {
+		t.Errorf("line %q; want %q", got, want)
+	}
+	one := &multi.Cluster{Nodes: []nodes.Node{{Name: "w1"}}}
+	buf.Reset()
+	(&output{w: &buf, tty: true}).progress("stopwait", one)()
+	if !strings.Contains(buf.String(), "stopwait: signalling 1 of 1…") {
+		t.Errorf("one node: %q", buf.String())
+	}
+}
+
+// Colour only on a terminal, and never with --no-color, $NO_COLOR or
+// TERM=dumb.
+func TestUseColor(t *testing.T) {
+	t.Setenv("NO_COLOR", "")
+	t.Setenv("TERM", "xterm-256color")
+	if !useColor(true, false) || useColor(false, false) || useColor(true, true) {
+		t.Errorf("useColor wrong on xterm")
+	}
+	t.Setenv("TERM", "dumb")
+	if useColor(true, false) {
+		t.Errorf("colour with TERM=dumb")
+	}
+	t.Setenv("TERM", "xterm")
+	t.Setenv("NO_COLOR", "1")
+	if useColor(true, false) {
+		t.Errorf("colour with NO_COLOR=1")
 	}
 }

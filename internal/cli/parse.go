@@ -13,7 +13,7 @@ import (
 // the flags the verb declares.
 func parseCommand(c *cli.Context, withSignal bool) (*Args, error) {
 	p := Parser{Flags: map[string]bool{}, Short: map[string]string{},
-		PerNode: map[string]bool{"pidfile": true, "logfile": true}, Forward: true}
+		PerNode: map[string]bool{"pidfile": true, "logfile": true}, Forward: runsCommand(c.Command.Name)}
 	for _, f := range c.Command.Flags {
 		_, isBool := f.(*cli.BoolFlag)
 		names := f.Names()
@@ -36,6 +36,17 @@ func parseCommand(c *cli.Context, withSignal bool) (*Args, error) {
 		return nil, usage(c, err)
 	}
 	return a, nil
+}
+
+// runsCommand reports whether the verb runs the nodes' command (or prints
+// it): only those take a "-- COMMAND" and options to pass on to it; the
+// others refuse both, so that a misspelt flag is never ignored.
+func runsCommand(verb string) bool {
+	switch verb {
+	case "start", "run", "restart", "show", "get":
+		return true
+	}
+	return false
 }
 
 // grammarCommand makes cmd a command whose arguments follow multi's

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/multi-launcher/multi/multi"
+	"github.com/multi-launcher/multi/nodes"
 	"github.com/urfave/cli/v2"
 )
 
@@ -16,6 +17,10 @@ var (
 	flagBackoff     = &cli.StringFlag{Name: "backoff", Usage: "with --on-exit=restart, the first delay `DURATION`; it doubles with each restart, up to 1m", DefaultText: multi.DefaultBackoff.String()}
 	flagRunTimeout  = &cli.StringFlag{Name: "timeout", Usage: "after the stop signal, `DURATION` before the nodes still running get SIGKILL", DefaultText: multi.DefaultRunTimeout.String()}
 )
+
+// ownSignals, in the app's Metadata, says that the verb handled SIGINT and
+// SIGTERM itself (run: they stop the nodes) and its exit code stands.
+const ownSignals = "own-signals"
 
 // runCommand is multi run: the nodes in the foreground, as a container's
 // PID 1 or a systemd Type=notify service.
@@ -44,9 +49,17 @@ STOPPING=1 go to $NOTIFY_SOCKET (systemd Type=notify).
 		Flags: common(flagPidfile, flagLogfile, flagRundir, flagRunTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout,
 			flagOnExit, flagReadyFile, flagWaitForLock, flagBackoff),
 	}, true, func(c *cli.Context, a *Args) error {
+		c.App.Metadata[ownSignals] = true
 		cl, err := cluster(c, a)
 		if err != nil {
 			return err
+		}
+		if !a.HasCommand {
+			for _, n := range cl.Nodes {
+				if len(n.Command) == 0 {
+					return usage(c, fmt.Errorf("%s: no command: give one after -- (no record %s)", n.Name, nodes.RecordPath(cl.RunDir, n.Name)))
+				}
+			}
 		}
 		if multi.IsStopSignal(cl.Signal) {
 			return usage(c, fmt.Errorf("-%s stops a node without ending it: run would wait forever", a.Signal))

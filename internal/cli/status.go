@@ -3,9 +3,11 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strconv"
-	"text/tabwriter"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
@@ -71,7 +73,12 @@ pid is the lock holder as multi sees it, file_pid what the text says.
 				}
 			}
 		case o.tty:
-			o.statusTable(sts)
+			o.statusTable(sts, cl.RunDir)
+			if len(a.Names) == 0 {
+				if hint := forgetHint(sts, o.width); hint != "" {
+					fmt.Fprintln(c.App.Writer, hint)
+				}
+			}
 		default:
 			for _, s := range sts {
 				fmt.Fprintln(c.App.Writer, s.Node.Name+": "+o.describeStatus(s))
@@ -99,10 +106,27 @@ func (o *output) describeStatus(s multi.Status) string {
 	return o.paint(yellow, "stopped")
 }
 
-// statusTable prints the aligned table status shows on a terminal.
-func (o *output) statusTable(sts []multi.Status) {
-	tw := tabwriter.NewWriter(o.w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tSTATE\tPID\tUPTIME\tPIDFILE\tLOGFILE")
+// statusTable prints the aligned table status shows on a terminal, no
+// wider than o.width (80 if unknown): files inside rundir are shown
+// relative to it, and paths still too long lose their middle. A note
+// under the table says what a state's word cannot: a pidfile whose text
+// disagrees with its lock holder, a lost node, why a node is unknown.
+func (o *output) statusTable(sts []multi.Status, rundir string) {
+	width := o.width
+	if width <= 0 {
+		width = 80
+	}
+	rows := [][]string{{"NODE", "STATE", "PID", "UPTIME", "PIDFILE", "LOGFILE"}}
+	colors := []string{""}
+	var notes []string
+	relative := false
+	short := func(path string) string {
+		if rel, err := filepath.Rel(rundir, path); err == nil && rundir != "" && !strings.HasPrefix(rel, "..") {
+			relative = true
+			return rel
+		}
+		return path
+	}
 	for _, s := range sts {
 		state, color := stateWord(s)
 		if s.Lost != nil {
@@ -115,11 +139,123 @@ func (o *output) statusTable(sts []multi.Status) {
 				uptime = time.Since(t).Round(time.Second).String()
 			}
 		}
-		// tabwriter counts colour codes as width, but every state carries
-		// the same codes, so the column stays aligned.
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Node.Name, o.paint(color, state), pid, uptime, s.Node.PidFile, s.Node.LogFile)
+		switch {
+		case s.Err != nil:
+			state += "*"
+			notes = append(notes, s.Node.Name+": "+statusErrText(s))
+		case s.Lost != nil:
+			state += "*"
+			notes = append(notes, fmt.Sprintf("%s: pid %d runs without its pidfile's lock; stop it with --lost", s.Node.Name, s.PID))
+		case s.State == nodes.Running && s.Mismatch():
+			state += "*"
+			says := "names no pid"
+			if s.FilePID > 0 {
+				says = "says " + strconv.Itoa(s.FilePID)
+			}
+			notes = append(notes, fmt.Sprintf("%s: the pidfile's text %s; the lock holder, pid %d, is the truth", s.Node.Name, says, s.PID))
+		}
+		rows = append(rows, []string{s.Node.Name, state, pid, uptime, short(s.Node.PidFile), short(s.Node.LogFile)})
+		colors = append(colors, color)
 	}
-	tw.Flush()
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, cell := range r {
+			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
+		}
+	}
+	// Shrink the widest file column first, down to 12 each.
+	const gap, minFile = 2, 12
+	for over := sum(widths) + gap*(len(widths)-1) - width; over > 0; over-- {
+		i := 4
+		if widths[5] > widths[4] {
+			i = 5
+		}
+		if widths[i] <= minFile {
+			break
+		}
+		widths[i]--
+	}
+	if relative {
+		fmt.Fprintln(o.w, "files in "+elide(rundir, width-len("files in ")))
+	}
+	for r, row := range rows {
+		var b strings.Builder
+		for i, cell := range row {
+			cell = elide(cell, widths[i])
+			pad := widths[i] - utf8.RuneCountInString(cell)
+			if i == 1 && r > 0 {
+				cell = o.paint(colors[r], cell)
+			}
+			b.WriteString(cell)
+			if i < len(row)-1 {
+				b.WriteString(strings.Repeat(" ", pad+gap))
+			}
+		}
+		fmt.Fprintln(o.w, b.String())
+	}
+	for _, n := range notes {
+		fmt.Fprint(o.w, wrap("* "+n, width, "  "))
+	}
+}
+
+// wrap breaks s into lines of at most width characters at spaces, each
+// line after the first starting with indent.
+func wrap(s string, width int, indent string) string {
+	var b strings.Builder
+	line := ""
+	for _, word := range strings.Fields(s) {
+		if line != "" && utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) > width {
+			b.WriteString(line + "\n")
+			line = indent + word
+			continue
+		}
+		if line != "" && line != indent {
+			line += " "
+		}
+		line += word
+	}
+	return b.String() + line + "\n"
+}
+
+// forgetHint is the line status prints under its table, when the nodes
+// came from the records, naming the stopped ones and how to forget them.
+func forgetHint(sts []multi.Status, width int) string {
+	var names []string
+	for _, s := range sts {
+		if s.Err == nil && s.Lost == nil && (s.State == nodes.Absent || s.State == nodes.Stale) {
+			names = append(names, s.Node.Name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	line := "stopped nodes keep their records; to forget them: multi forget " + strings.Join(names, " ")
+	if width <= 0 {
+		width = 80
+	}
+	if len(line) > width {
+		line = fmt.Sprintf("%d stopped nodes keep their records; to forget one: multi forget NAME...", len(names))
+	}
+	return line
+}
+
+func sum(xs []int) int {
+	t := 0
+	for _, x := range xs {
+		t += x
+	}
+	return t
+}
+
+// elide shortens s to w characters by cutting out its middle, keeping the
+// end, where a path's file name is.
+func elide(s string, w int) string {
+	r := []rune(s)
+	if len(r) <= w || w < 5 {
+		return s
+	}
+	head := (w - 1) / 3
+	return string(r[:head]) + "…" + string(r[len(r)-(w-1-head):])
 }
 
 // stateWord is the one place a node's state becomes a status word and its

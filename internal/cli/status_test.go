@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
@@ -121,11 +123,57 @@ func TestStatusTable(t *testing.T) {
 	o.statusTable([]multi.Status{
 		{Node: nodes.Node{Name: "w1", PidFile: "/r/w1.pid", LogFile: "/r/w1.log"}, Info: nodes.Info{State: nodes.Stale}},
 		{Node: nodes.Node{Name: "web2", PidFile: "/r/web2.pid", LogFile: "/r/web2.log"}},
-	})
+	}, "/elsewhere")
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 	if len(lines) != 3 || !strings.HasPrefix(lines[0], "NODE  ") || !strings.Contains(lines[0], "STATE") ||
 		!strings.Contains(lines[1], red+"stale\033[0m") || !strings.Contains(lines[2], yellow+"stopped\033[0m") ||
 		strings.Index(lines[1], "/r/w1.pid") != strings.Index(lines[2], "/r/web2.pid") {
 		t.Errorf("table:\n%s", buf.String())
+	}
+}
+
+// The table fits 80 columns however long the paths: files in the rundir
+// are relative to it, others lose their middle; the note that the
+// pidfile's text disagrees with the lock holder stays, under the table.
+func TestStatusTableFits(t *testing.T) {
+	t.Parallel()
+	rundir := "/run/user/1000/a/rather/long/folder/for/runtime/files/of/multi"
+	far := "/srv/applications/production/celery/workers/pidfiles/of/the/cluster/"
+	var buf bytes.Buffer
+	o := &output{w: &buf, tty: true, color: true}
+	o.statusTable([]multi.Status{
+		{Node: nodes.Node{Name: "worker-one", PidFile: rundir + "/worker-one.pid", LogFile: rundir + "/worker-one.log"},
+			Info: nodes.Info{State: nodes.Running, PID: os.Getpid(), FilePID: 41}},
+		{Node: nodes.Node{Name: "w2", PidFile: far + "w2.pid", LogFile: far + "logs/w2.log"}},
+	}, rundir)
+	out := buf.String()
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		plain := strings.NewReplacer(green, "", yellow, "", red, "", "\033[0m", "").Replace(line)
+		if n := utf8.RuneCountInString(plain); n > 80 {
+			t.Errorf("%d columns: %q", n, plain)
+		}
+	}
+	for _, want := range []string{"files in " + rundir + "\n", "  worker-one.pid  ", "…", "w2.pid  ", "w2.log\n",
+		"running*", "* worker-one: the pidfile's text says 41; the lock holder, pid " + strconv.Itoa(os.Getpid()) + ", is the truth\n"} {
+		if !strings.Contains(strings.ReplaceAll(out, "\n  ", " "), want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// Under the table of recorded nodes, status says how to forget the
+// stopped ones.
+func TestForgetHint(t *testing.T) {
+	t.Parallel()
+	sts := []multi.Status{
+		{Node: nodes.Node{Name: "w1"}, Info: nodes.Info{State: nodes.Running}},
+		{Node: nodes.Node{Name: "w2"}},
+		{Node: nodes.Node{Name: "w3"}, Info: nodes.Info{State: nodes.Stale}},
+	}
+	if got, want := forgetHint(sts, 80), "stopped nodes keep their records; to forget them: multi forget w2 w3"; got != want {
+		t.Errorf("hint %q; want %q", got, want)
+	}
+	if got := forgetHint(sts[:1], 80); got != "" {
+		t.Errorf("hint with nothing stopped: %q", got)
 	}
 }

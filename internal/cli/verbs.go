@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/multi-launcher/multi/multi"
@@ -88,13 +90,20 @@ func resolve(c *cli.Context, a *Args) ([]nodes.Node, error) {
 		}
 	}
 	name := c.Command.Name
+	if name == "start" || name == "restart" || name == "run" {
+		// Recorded with the node, so that a restart from elsewhere runs
+		// a relative command in the folder it was started from.
+		if wd, err := os.Getwd(); err == nil {
+			spec.Dir = wd
+		}
+	}
 	if (name == "start" || name == "run") && len(a.Names) == 0 {
 		return nil, usage(c, errors.New("no nodes given"))
 	}
 	if a.HasCommand && len(a.Command) == 0 {
 		return nil, usage(c, errors.New("no command after --"))
 	}
-	if a.HasCommand && name != "start" && name != "run" && name != "restart" && name != "show" && name != "get" {
+	if a.HasCommand && !runsCommand(name) {
 		return nil, usage(c, errors.New("a command after -- only goes with start, run, restart, show and get"))
 	}
 	ns, err := spec.Resolve()
@@ -130,10 +139,21 @@ func verb(name, usageLine, usageText, description string, withSignal bool, flags
 		if err != nil {
 			return err
 		}
+		if (name == "start" || name == "restart") && !a.HasCommand {
+			for _, n := range cl.Nodes {
+				if len(n.Command) == 0 {
+					return usage(c, fmt.Errorf("%s: no command: give one after -- (no record %s)", n.Name, nodes.RecordPath(cl.RunDir, n.Name)))
+				}
+			}
+		}
 		o := newOutput(c, a)
 		done := o.progress(name, cl)
 		results, err := do(cl, c.Context)
 		done()
+		if wasInterrupted(c.Context) {
+			o.interrupted(c, cl, results)
+			return nil
+		}
 		for _, r := range results {
 			o.result(r)
 		}
@@ -142,6 +162,33 @@ func verb(name, usageLine, usageText, description string, withSignal bool, flags
 		}
 		return nil
 	})
+}
+
+// interrupted reports a verb cut short by Ctrl-C: the results that were
+// final, then the nodes still running, which are left as they are. Run
+// exits 130.
+func (o *output) interrupted(c *cli.Context, cl *multi.Cluster, results []multi.Result) {
+	for _, r := range results {
+		if !errors.Is(r.Err, context.Canceled) {
+			o.result(r)
+		}
+	}
+	// A fresh context: the verb's own is cancelled.
+	sts, _ := cl.Status(context.Background())
+	var running []string
+	for _, s := range sts {
+		switch {
+		case s.Err == nil && s.State == nodes.Running:
+			running = append(running, fmt.Sprintf("%s (pid %d)", s.Node.Name, s.PID))
+		case s.Err == nil && s.State == nodes.Elsewhere:
+			running = append(running, s.Node.Name)
+		}
+	}
+	msg := "no node left running"
+	if len(running) > 0 {
+		msg = "left as they are, still running: " + strings.Join(running, ", ")
+	}
+	fmt.Fprintf(o.errw, "multi %s: interrupted; %s\n", c.Command.Name, msg)
 }
 
 func onlyAlreadyRunning(results []multi.Result) bool {

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package cli
+
+import "io"
+
+// termWidth is 0, unknown: the table then keeps to 80 columns.
+func termWidth(io.Writer) int { return 0 }
