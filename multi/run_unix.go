@@ -68,9 +68,10 @@ const outputGrace = time.Second
 //     notify socket and the ready file is created; STOPPING=1 is sent and
 //     the ready file removed when the stop begins.
 //
-// While the nodes run, Run sleeps in the kernel: no polling. c.Settle is
-// not used (Run watches its nodes for their whole life instead); c.Detach
-// neither.
+// While the nodes run, Run sleeps in the kernel: no polling. Run sets
+// c.Settle to -1 (it watches its nodes for their whole life instead) and a
+// zero c.Timeout to [DefaultRunTimeout]; c.Detach is not used. Signals that
+// come while the nodes first start are acted on once they have.
 func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 	rp := newReaper()
 	if !active.CompareAndSwap(nil, rp) {
