@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // A hostileKind is a broken or hostile thing found where a node's pidfile
@@ -123,20 +123,20 @@ func hostileCase(t *testing.T, bin string, k hostileKind, verb, dir, outside, vp
 	pidfolder := filepath.Join(dir, "pids")
 	mustOK(t, os.MkdirAll(rundir, 0o755))
 	mustOK(t, os.MkdirAll(pidfolder, 0o755))
-	pidfile := filepath.Join(pidfolder, "w1.pid")
+	pidPath := filepath.Join(pidfolder, "w1.pid")
 	args := []string{verb, "w1", "--pidfile=" + filepath.Join(pidfolder, "%n.pid")}
 	if verb == "start" || verb == "restart" {
 		// No settle window: these cases are about the planted pidfile.
 		args = append(args, "--settle=0", "--", "fakenode", "-max", "1m")
 	}
-	defer killHolder(t, pidfile)
+	defer killHolder(t, pidPath)
 	before := snapshot(t, outside)
 
 	var want string
 	var code int
 	self := 0
 	if k.plant != nil {
-		want = k.plant(t, pidfile, outside)
+		want = k.plant(t, pidPath, outside)
 		code = 1
 		if verb == "status" {
 			code = 4
@@ -150,10 +150,10 @@ func hostileCase(t *testing.T, bin string, k hostileKind, verb, dir, outside, vp
 			self = pickFreePid(t)
 			text = strings.ReplaceAll(text, "SELF", strconv.Itoa(self))
 		}
-		mustOK(t, os.WriteFile(pidfile, []byte(text), 0o644))
+		mustOK(t, os.WriteFile(pidPath, []byte(text), 0o644))
 		switch verb {
 		case "status":
-			code, want = 1, `^w1: stale \(pidfile `+regexp.QuoteMeta(pidfile)+` left behind; no process holds its lock\)$`
+			code, want = 1, `^w1: stale \(pidfile `+regexp.QuoteMeta(pidPath)+` left behind; no process holds its lock\)$`
 		case "stop", "stopwait", "kill":
 			code, want = 0, `^w1: not running \(stale pidfile removed\)$`
 		case "start", "restart":
@@ -212,12 +212,12 @@ func hostileCase(t *testing.T, bin string, k hostileKind, verb, dir, outside, vp
 		}
 	case verb == "start" || verb == "restart":
 		// The stale file is replaced by the new node's, locked and naming it.
-		info, err := nodes.Inspect(pidfile)
-		if err != nil || info.State != nodes.Running || m == nil || strconv.Itoa(info.PID) != m[1] || info.FilePID != info.PID {
+		info, err := pidfile.Inspect(pidPath)
+		if err != nil || info.State != pidfile.Running || m == nil || strconv.Itoa(info.PID) != m[1] || info.FilePID != info.PID {
 			t.Errorf("after %s: %+v, %v", verb, info, err)
 		}
 	default:
-		if _, err := os.Lstat(pidfile); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(pidPath); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("stale pidfile left: %v", err)
 		}
 	}
@@ -267,9 +267,9 @@ func pickFreePid(t *testing.T) int {
 
 // killHolder SIGKILLs whatever holds the pidfile's lock (a node a case
 // started), and waits until it is gone.
-func killHolder(t *testing.T, pidfile string) {
-	info, err := nodes.Inspect(pidfile)
-	if err != nil || info.State != nodes.Running || info.PID <= 1 || info.PID == os.Getpid() {
+func killHolder(t *testing.T, path string) {
+	info, err := pidfile.Inspect(path)
+	if err != nil || info.State != pidfile.Running || info.PID <= 1 || info.PID == os.Getpid() {
 		return
 	}
 	syscall.Kill(info.PID, syscall.SIGKILL)

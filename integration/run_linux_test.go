@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -154,9 +154,9 @@ func cmdHeld(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		info, err := nodes.Inspect(ts.MkAbs(args[0]))
+		info, err := pidfile.Inspect(ts.MkAbs(args[0]))
 		ts.Check(err)
-		held := info.State == nodes.Running || info.State == nodes.Elsewhere
+		held := info.State == pidfile.Running || info.State == pidfile.Elsewhere
 		if held != neg {
 			ts.Setenv("PID", strconv.Itoa(info.PID))
 			return

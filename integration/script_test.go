@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -147,8 +148,8 @@ func killLeftovers(t testscript.T, work string) {
 		if err != nil || !d.Type().IsRegular() || !strings.HasSuffix(path, ".pid") {
 			return nil
 		}
-		info, err := nodes.Inspect(path)
-		if err != nil || info.State != nodes.Running || info.PID <= 1 || info.PID == os.Getpid() {
+		info, err := pidfile.Inspect(path)
+		if err != nil || info.State != pidfile.Running || info.PID <= 1 || info.PID == os.Getpid() {
 			return nil
 		}
 		t.Log("killing leftover node", info.PID, "holding", path)
@@ -191,15 +192,15 @@ func cmdHolder(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) < 1 || len(args) > 2 {
 		ts.Fatalf("usage: holder pidfile [comm]")
 	}
-	info, err := nodes.Inspect(ts.MkAbs(args[0]))
+	info, err := pidfile.Inspect(ts.MkAbs(args[0]))
 	ts.Check(err)
 	if neg {
-		if info.State == nodes.Running || info.State == nodes.Elsewhere {
+		if info.State == pidfile.Running || info.State == pidfile.Elsewhere {
 			ts.Fatalf("%s is locked by pid %d; want no holder", args[0], info.PID)
 		}
 		return
 	}
-	if info.State != nodes.Running {
+	if info.State != pidfile.Running {
 		ts.Fatalf("%s: state %s; want a running holder", args[0], info.State)
 	}
 	if info.FilePID != info.PID {
@@ -391,9 +392,9 @@ func cmdUnlocked(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		info, err := nodes.Inspect(ts.MkAbs(args[0]))
+		info, err := pidfile.Inspect(ts.MkAbs(args[0]))
 		ts.Check(err)
-		if info.State == nodes.Absent || info.State == nodes.Stale {
+		if info.State == pidfile.Absent || info.State == pidfile.Stale {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -411,9 +412,9 @@ func cmdLocked(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		info, err := nodes.Inspect(ts.MkAbs(args[0]))
+		info, err := pidfile.Inspect(ts.MkAbs(args[0]))
 		ts.Check(err)
-		if info.State == nodes.Running && info.FilePID == info.PID {
+		if info.State == pidfile.Running && info.FilePID == info.PID {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -457,7 +458,7 @@ func cmdSelfLock(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: selflock pidfile")
 	}
-	l, err := nodes.Acquire(ts.MkAbs(args[0]))
+	l, err := pidfile.Acquire(ts.MkAbs(args[0]))
 	ts.Check(err)
 	ts.Defer(func() { l.Release() })
 }

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // tmuxSession is multi in a real terminal: a tmux server of its own
@@ -85,7 +85,7 @@ func killNodes(t *testing.T, dir string) {
 	t.Cleanup(func() {
 		paths, _ := filepath.Glob(filepath.Join(dir, "*.pid"))
 		for _, p := range paths {
-			if info, err := nodes.Inspect(p); err == nil && info.State == nodes.Running && info.PID > 1 && info.PID != os.Getpid() {
+			if info, err := pidfile.Inspect(p); err == nil && info.State == pidfile.Running && info.PID > 1 && info.PID != os.Getpid() {
 				syscall.Kill(-info.PID, syscall.SIGKILL)
 				syscall.Kill(info.PID, syscall.SIGKILL)
 			}
@@ -111,8 +111,8 @@ func TestTerminal(t *testing.T) {
 	if out, err := start.CombinedOutput(); err != nil {
 		t.Fatalf("start: %v\n%s", err, out)
 	}
-	info, err := nodes.Inspect(filepath.Join(far, "ig.pid"))
-	if err != nil || info.State != nodes.Running {
+	info, err := pidfile.Inspect(filepath.Join(far, "ig.pid"))
+	if err != nil || info.State != pidfile.Running {
 		t.Fatalf("ig: %+v, %v", info, err)
 	}
 	ig := info.PID
@@ -129,7 +129,7 @@ func TestTerminal(t *testing.T) {
 	if !regexp.MustCompile(want).MatchString(scr) || strings.Contains(scr, "FAILED") || strings.Contains(scr, "canceled") {
 		t.Errorf("after Ctrl-C:\n%s\nwant %q", scr, want)
 	}
-	if info, err := nodes.Inspect(filepath.Join(far, "ig.pid")); err != nil || info.PID != ig {
+	if info, err := pidfile.Inspect(filepath.Join(far, "ig.pid")); err != nil || info.PID != ig {
 		t.Errorf("ig after Ctrl-C: %+v, %v; want it left running", info, err)
 	}
 

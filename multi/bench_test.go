@@ -19,6 +19,7 @@ import (
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/multi-launcher/multi/waiter"
 )
 
@@ -50,7 +51,7 @@ func benchCluster(b *testing.B, rundir string, n int) *multi.Cluster {
 func killAll(b *testing.B, c *multi.Cluster) {
 	b.Helper()
 	for _, n := range c.Nodes {
-		if info, err := nodes.Inspect(n.PidFile); err == nil && info.State == nodes.Running && info.PID > 1 && info.PID != os.Getpid() {
+		if info, err := pidfile.Inspect(n.PidFile); err == nil && info.State == pidfile.Running && info.PID > 1 && info.PID != os.Getpid() {
 			syscall.Kill(info.PID, syscall.SIGKILL)
 		}
 	}
@@ -58,7 +59,7 @@ func killAll(b *testing.B, c *multi.Cluster) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		waiter.Wait(ctx, n.PidFile, nil)
 		cancel()
-		nodes.RemoveStale(n.PidFile)
+		pidfile.RemoveStale(n.PidFile)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -69,35 +70,35 @@ func execStep(args []string, selfLock bool) {
 	if len(args) < 4 || args[2] != "--" {
 		fail("fail", errors.New("exec step: bad arguments"))
 	}
-	pidfile, logfile, argv := args[0], args[1], args[3:]
+	pidPath, logfile, argv := args[0], args[1], args[3:]
 	// Run mode (see [Cluster.Run]): output to the inherited pipes, and a
 	// held lock waited for.
 	inherit, standby := os.Getenv(stepOutEnv) != "", os.Getenv(stepStandbyEnv) != ""
 	os.Unsetenv(stepOutEnv)
 	os.Unsetenv(stepStandbyEnv)
 
-	var lock *nodes.Lock
+	var lock *pidfile.Lock
 	if selfLock {
 		// The node will lock it; a running instance is refused here all
 		// the same, before anything starts.
-		if info, err := nodes.Inspect(pidfile); err != nil {
+		if info, err := pidfile.Inspect(pidPath); err != nil {
 			fail("fail", err)
-		} else if info.State == nodes.Foreign {
+		} else if info.State == pidfile.Foreign {
 			fail("foreign", info.LockErr)
-		} else if info.State == nodes.Running || info.State == nodes.Elsewhere {
+		} else if info.State == pidfile.Running || info.State == pidfile.Elsewhere {
 			fail("held", errors.New(strconv.Itoa(info.PID)))
 		}
 	} else {
 		var err error
-		lock, err = nodes.Acquire(pidfile)
-		var held *nodes.HeldError
-		for standby && errors.As(err, &held) && awaitLockFree(pidfile) {
-			lock, err = nodes.Acquire(pidfile)
+		lock, err = pidfile.Acquire(pidPath)
+		var held *pidfile.HeldError
+		for standby && errors.As(err, &held) && awaitLockFree(pidPath) {
+			lock, err = pidfile.Acquire(pidPath)
 		}
 		if errors.As(err, &held) {
 			fail("held", errors.New(strconv.Itoa(held.PID)))
 		}
-		if errors.Is(err, nodes.ErrForeignLock) {
+		if errors.Is(err, pidfile.ErrForeignLock) {
 			fail("foreign", err)
 		}
 		if err != nil {
@@ -152,15 +153,15 @@ func execStep(args []string, selfLock bool) {
 		}
 		log.Close()
 	}
-	os.Setenv(nodes.EnvPidfile, pidfile)
-	os.Unsetenv(nodes.EnvPidfileFD)
+	os.Setenv(pidfile.EnvPidfile, pidPath)
+	os.Unsetenv(pidfile.EnvPidfileFD)
 	if lock != nil {
 		// The lock must survive the exec: clear close-on-exec on its fd only.
 		fd := int(lock.File().Fd())
 		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err != nil {
-			failLocked(fmt.Errorf("pidfile %s: %w", pidfile, err))
+			failLocked(fmt.Errorf("pidfile %s: %w", pidPath, err))
 		}
-		os.Setenv(nodes.EnvPidfileFD, strconv.Itoa(fd))
+		os.Setenv(pidfile.EnvPidfileFD, strconv.Itoa(fd))
 	}
 	err = syscall.Exec(path, argv, os.Environ())
 	failExec(&exec.Error{Name: argv[0], Err: err})
@@ -239,7 +240,7 @@ func spawn(n nodes.Node, env []string, lockTimeout time.Duration) (*child, error
 		}
 		if string(kind) == "held" {
 			pid, _ := strconv.Atoi(string(text))
-			return nil, &nodes.HeldError{Path: n.PidFile, PID: pid}
+			return nil, &pidfile.HeldError{Path: n.PidFile, PID: pid}
 		}
 		if string(kind) == "foreign" {
 			return nil, &stepError{msg: string(text), is: ErrForeignLock}
@@ -278,8 +279,8 @@ func (ch *child) letGo(detach bool) {
 // its session); otherwise it is dealt with as confirm does.
 func (ch *child) recheck() error {
 	if ch.node.SelfLock {
-		info, err := nodes.Inspect(ch.node.PidFile)
-		if err == nil && info.State == nodes.Running && info.PID > 0 {
+		info, err := pidfile.Inspect(ch.node.PidFile)
+		if err == nil && info.State == pidfile.Running && info.PID > 0 {
 			if sid, _ := unix.Getsid(info.PID); info.PID == ch.pid || sid == ch.pid {
 				return nil
 			}
@@ -316,8 +317,8 @@ func confirm(cmd *exec.Cmd, n nodes.Node) (*os.Process, error) {
 
 func (ch *child) confirm() (*os.Process, error) {
 	cmd, n := ch.cmd, ch.node
-	info, err := nodes.Inspect(n.PidFile)
-	if err == nil && info.State == nodes.Running && info.PID == cmd.Process.Pid {
+	info, err := pidfile.Inspect(n.PidFile)
+	if err == nil && info.State == pidfile.Running && info.PID == cmd.Process.Pid {
 		return cmd.Process, nil
 	}
 	killed := false
@@ -328,7 +329,7 @@ func (ch *child) confirm() (*os.Process, error) {
 	if werr != nil {
 		return nil, werr
 	}
-	nodes.RemoveStale(n.PidFile) // left behind, unlocked; a new holder's is kept
+	pidfile.RemoveStale(n.PidFile) // left behind, unlocked; a new holder's is kept
 	if killed && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
 		return nil, fmt.Errorf("%w; killed it (pid %d; see %s)", errLockDropped, cmd.Process.Pid, seeLog(cmd, n))
 	}

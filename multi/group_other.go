@@ -6,9 +6,9 @@ import (
 	"errors"
 	"syscall"
 
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
-func signalNode(path string, expect int, sig syscall.Signal, group bool) (nodes.Info, error) {
-	return nodes.Info{Path: path}, errors.ErrUnsupported
+func signalNode(path string, expect int, sig syscall.Signal, group bool) (pidfile.Info, error) {
+	return pidfile.Info{Path: path}, errors.ErrUnsupported
 }

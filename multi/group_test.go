@@ -18,6 +18,7 @@ import (
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/multi-launcher/multi/waiter"
 	"golang.org/x/sys/unix"
 )
@@ -193,7 +194,7 @@ func TestSignalPidfileRemovedConcurrently(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			nodes.RemoveStale(path)
+			pidfile.RemoveStale(path)
 		}()
 		pid, err := multi.SignalNode(path, 0, syscall.SIGTERM, i%2 == 0)
 		wg.Wait()

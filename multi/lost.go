@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // lostCandidate returns the process n's record names when nothing holds
 // n's lock (info is Absent or Stale) and the record is of the same
 // pidfile: the process that may be lost, not yet checked.
-func (c *Cluster) lostCandidate(n nodes.Node, info nodes.Info) (nodes.Started, bool) {
-	if info.State != nodes.Absent && info.State != nodes.Stale {
+func (c *Cluster) lostCandidate(n nodes.Node, info pidfile.Info) (nodes.Started, bool) {
+	if info.State != pidfile.Absent && info.State != pidfile.Stale {
 		return nodes.Started{}, false
 	}
 	rec, st, err := nodes.ReadRecordStarted(c.rundir(), n.Name)
@@ -28,7 +29,7 @@ func (c *Cluster) lostCandidate(n nodes.Node, info nodes.Info) (nodes.Started, b
 // the process its record names runs, with the same start time. A pid
 // whose start time differs is another process that took the recycled
 // pid; it is none of multi's business.
-func (c *Cluster) lostProc(n nodes.Node, info nodes.Info) *LostError {
+func (c *Cluster) lostProc(n nodes.Node, info pidfile.Info) *LostError {
 	st, ok := c.lostCandidate(n, info)
 	if !ok {
 		return nil

@@ -46,6 +46,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/multi-launcher/multi/waiter"
 )
 
@@ -54,7 +55,7 @@ import (
 var (
 	// ErrAlreadyRunning: start found the node's pidfile locked by a live
 	// process.
-	ErrAlreadyRunning = nodes.ErrAlreadyRunning
+	ErrAlreadyRunning = pidfile.ErrAlreadyRunning
 	// ErrNotRunning: nothing holds the node's lock, so there is nothing to
 	// signal.
 	ErrNotRunning = errors.New("not running")
@@ -73,8 +74,8 @@ var (
 	ErrNoLock = errors.New("did not lock its pidfile")
 	// ErrForeignLock: the node's pidfile is locked, but not as a node
 	// locks it (a read lock, an OFD lock, a lock on part of the file); the
-	// locker is named, and never signalled. See [nodes.ForeignError].
-	ErrForeignLock = nodes.ErrForeignLock
+	// locker is named, and never signalled. See [pidfile.ForeignError].
+	ErrForeignLock = pidfile.ErrForeignLock
 	// ErrStopSignal: StopWait or Restart was asked to send a signal that
 	// stops a process without ending it, so the wait could never end.
 	ErrStopSignal = errors.New("a stop signal never ends a node; the wait would never end")

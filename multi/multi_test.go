@@ -18,6 +18,7 @@ import (
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // nodeEnv makes the test binary a node: it prints "up", exits 0 on SIGTERM
@@ -49,7 +50,7 @@ func TestMain(m *testing.M) {
 		if role == "lock" {
 			// Not a node: a process that locks the pidfile in
 			// MULTI_TEST_LOCK itself, in its parent's process group.
-			if _, err := nodes.Acquire(os.Getenv("MULTI_TEST_LOCK")); err != nil {
+			if _, err := pidfile.Acquire(os.Getenv("MULTI_TEST_LOCK")); err != nil {
 				fmt.Println(err)
 				os.Exit(1)
 			}
@@ -77,7 +78,7 @@ func TestMain(m *testing.M) {
 // go of the lock, keeping the file, and says "unlocked"; it exits 0 at the
 // end of stdin. It handles no signal: a SIGTERM kills it.
 func unlockNode() {
-	l, err := nodes.Acquire(os.Getenv("MULTI_TEST_LOCK"))
+	l, err := pidfile.Acquire(os.Getenv("MULTI_TEST_LOCK"))
 	if err != nil {
 		fmt.Println(err)
 		os.Exit(1)
@@ -112,7 +113,7 @@ func cluster(t *testing.T, role string, names ...string) *multi.Cluster {
 	}
 	t.Cleanup(func() {
 		for _, n := range ns {
-			if info, err := nodes.Inspect(n.PidFile); err == nil && info.State == nodes.Running && info.PID > 1 && info.PID != os.Getpid() {
+			if info, err := pidfile.Inspect(n.PidFile); err == nil && info.State == pidfile.Running && info.PID > 1 && info.PID != os.Getpid() {
 				killGroup(info.PID)
 			}
 		}
@@ -134,8 +135,8 @@ func waitUp(t *testing.T, ns ...nodes.Node) {
 
 func holderOf(t *testing.T, n nodes.Node) int {
 	t.Helper()
-	info, err := nodes.Inspect(n.PidFile)
-	if err != nil || info.State != nodes.Running {
+	info, err := pidfile.Inspect(n.PidFile)
+	if err != nil || info.State != pidfile.Running {
 		t.Fatalf("%s: %+v, %v; want running", n.Name, info, err)
 	}
 	return info.PID
@@ -161,7 +162,7 @@ func TestStartStatusStopWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, s := range sts {
-		if s.State != nodes.Running || s.PID != res[i].PID {
+		if s.State != pidfile.Running || s.PID != res[i].PID {
 			t.Errorf("status %s: %+v", s.Node.Name, s.Info)
 		}
 	}
@@ -229,7 +230,7 @@ func TestStartFailures(t *testing.T) {
 		if r.Err == nil || r.PID != 0 {
 			t.Errorf("%q: want FAILED and nothing started", r)
 		}
-		if info, _ := nodes.Inspect(r.Node.PidFile); info.State != nodes.Absent {
+		if info, _ := pidfile.Inspect(r.Node.PidFile); info.State != pidfile.Absent {
 			t.Errorf("%s: pidfile %v", r.Node.Name, info.State)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -30,7 +31,7 @@ const pidfdSignalProcessGroup = 1 << 2
 // (PIDFD_SIGNAL_PROCESS_GROUP), once it has checked that the holder leads
 // its own group; kernels before 6.9 refuse that flag, and then kill(-pid)
 // follows the checks, with the leader pinned and seen alive just before.
-func sendPinned(h *nodes.Handle, pid int, sig syscall.Signal, cont, group bool) (bool, error) {
+func sendPinned(h *pidfile.Handle, pid int, sig syscall.Signal, cont, group bool) (bool, error) {
 	pfd, err := unix.PidfdOpen(pid, 0)
 	switch err {
 	case nil:
@@ -48,7 +49,7 @@ func sendPinned(h *nodes.Handle, pid int, sig syscall.Signal, cont, group bool) 
 	if err != nil {
 		return false, err
 	}
-	if state != nodes.Running || now != pid {
+	if state != pidfile.Running || now != pid {
 		return false, nil
 	}
 	flags := 0

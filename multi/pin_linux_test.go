@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/multi"
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // The holder F_GETLK names lets go of the lock before it is pinned, and
@@ -93,8 +93,8 @@ func waitFree(t *testing.T, path string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		info, err := nodes.Inspect(path)
-		if err == nil && info.State == nodes.Stale {
+		info, err := pidfile.Inspect(path)
+		if err == nil && info.State == pidfile.Stale {
 			return
 		}
 		if time.Now().After(deadline) {

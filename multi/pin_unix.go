@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // maxSignal is the highest signal number on the BSDs and macOS.
@@ -14,7 +15,7 @@ const maxSignal = 32
 
 // sendPinned has no pidfd to pin the process with here: it kills right after
 // the caller's lock check, which is as close as kill(2) gets.
-func sendPinned(h *nodes.Handle, pid int, sig syscall.Signal, cont, group bool) (bool, error) {
+func sendPinned(h *pidfile.Handle, pid int, sig syscall.Signal, cont, group bool) (bool, error) {
 	return true, killUnpinned(pid, sig, cont, group)
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -42,22 +43,22 @@ func awaitOwnLock(cmd *exec.Cmd, n nodes.Node, timeout time.Duration) (*os.Proce
 		return nil, err
 	}
 	for {
-		info, err := nodes.Inspect(n.PidFile)
+		info, err := pidfile.Inspect(n.PidFile)
 		if err != nil {
 			return giveUp(err)
 		}
-		if info.State == nodes.Running && info.PID > 0 {
+		if info.State == pidfile.Running && info.PID > 0 {
 			if sid, _ := unix.Getsid(info.PID); info.PID == pid || sid == pid {
 				return cmd.Process, nil
 			}
-			return giveUp(&nodes.HeldError{Path: n.PidFile, PID: info.PID})
+			return giveUp(&pidfile.HeldError{Path: n.PidFile, PID: info.PID})
 		}
 		if exited(pid) {
 			return giveUp(nil)
 		}
 		if time.Now().After(deadline) {
 			return giveUp(fmt.Errorf("%w within %s (it must lock $%s; see %s); killed it (pid %d)",
-				ErrNoLock, timeout, nodes.EnvPidfile, n.LogFile, pid))
+				ErrNoLock, timeout, pidfile.EnvPidfile, n.LogFile, pid))
 		}
 		time.Sleep(delay)
 		delay = min(2*delay, 50*time.Millisecond)

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -40,15 +40,15 @@ func isStopSignal(sig syscall.Signal) bool {
 // Only a whole-file POSIX write lock is a node's. Another multi's brief OFD
 // lock, and a holder whose pid is not yet in the file's text (a node's exec
 // step between its lock and its pid), are waited out for up to
-// [nodes.BriefWait]; a lock that stays OFD, or is a read lock or a partial
-// one, is a [*nodes.ForeignError] and nothing is signalled. A text that
+// [pidfile.BriefWait]; a lock that stays OFD, or is a read lock or a partial
+// one, is a [*pidfile.ForeignError] and nothing is signalled. A text that
 // keeps disagreeing does not stop the signal: the holder is the truth.
 //
 // After a signal that ends a process (see [contFollows]) SIGCONT goes the
 // same way, as systemd sends it, so that a stopped node gets the signal.
-func signalNode(path string, expect int, sig syscall.Signal, group bool) (nodes.Info, error) {
-	info := nodes.Info{Path: path}
-	h, err := nodes.Open(path)
+func signalNode(path string, expect int, sig syscall.Signal, group bool) (pidfile.Info, error) {
+	info := pidfile.Info{Path: path}
+	h, err := pidfile.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return info, ErrNotRunning
 	}
@@ -64,10 +64,10 @@ func signalNode(path string, expect int, sig syscall.Signal, group bool) (nodes.
 	}()
 	t0, wait := time.Now(), 50*time.Microsecond
 	brief := func() bool {
-		if time.Since(t0) > nodes.BriefWait {
+		if time.Since(t0) > pidfile.BriefWait {
 			return false
 		}
-		nodes.TestMarkBrief()
+		pidfile.TestMarkBrief()
 		time.Sleep(wait)
 		wait = min(2*wait, 10*time.Millisecond)
 		return true
@@ -79,23 +79,23 @@ func signalNode(path string, expect int, sig syscall.Signal, group bool) (nodes.
 		}
 		state, pid := info.State, info.PID
 		switch state {
-		case nodes.Stale:
+		case pidfile.Stale:
 			if h.SameFile() {
 				return info, ErrNotRunning
 			}
 			// Replaced or removed since we opened it: look at the new file.
 			h.Close()
-			h, err = nodes.Open(path)
+			h, err = pidfile.Open(path)
 			if errors.Is(err, fs.ErrNotExist) {
-				return nodes.Info{Path: path}, ErrNotRunning
+				return pidfile.Info{Path: path}, ErrNotRunning
 			} else if err != nil {
 				return info, err
 			}
 			continue
-		case nodes.Elsewhere:
+		case pidfile.Elsewhere:
 			return info, ErrElsewhere
-		case nodes.Foreign:
-			var fe *nodes.ForeignError
+		case pidfile.Foreign:
+			var fe *pidfile.ForeignError
 			if errors.As(info.LockErr, &fe) && fe.OFD() && brief() {
 				try-- // another multi's brief lock, most likely: look again
 				continue

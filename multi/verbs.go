@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/multi-launcher/multi/waiter"
 )
 
@@ -159,7 +160,7 @@ func (c *Cluster) startOne(r *Result) *started {
 	if prevErr == nil && prevStarted.PID > 0 {
 		// The recorded process may run without its lock: a second copy
 		// would run beside it.
-		if info, err := nodes.Inspect(n.PidFile); err == nil {
+		if info, err := pidfile.Inspect(n.PidFile); err == nil {
 			if lost := c.lostProc(n, info); lost != nil {
 				lost.Start = true
 				r.PID = lost.PID
@@ -184,7 +185,7 @@ func (c *Cluster) startOne(r *Result) *started {
 		}
 	}
 	ch, err := spawn(n, c.env(), c.LockTimeout)
-	var held *nodes.HeldError
+	var held *pidfile.HeldError
 	if errors.As(err, &held) {
 		if prevErr == nil {
 			undo()
@@ -409,7 +410,7 @@ func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal) bool {
 // process may run (see [LostError]), and reports whether it did: without
 // c.SignalLost it fails, its record and pidfile kept; with it, the process
 // is signalled once pinned and checked, and r.lost names it.
-func (c *Cluster) lostOne(r *Result, op string, sig syscall.Signal, info nodes.Info) bool {
+func (c *Cluster) lostOne(r *Result, op string, sig syscall.Signal, info pidfile.Info) bool {
 	if !c.SignalLost {
 		lost := c.lostProc(r.Node, info)
 		if lost == nil {
@@ -438,7 +439,7 @@ func (c *Cluster) lostOne(r *Result, op string, sig syscall.Signal, info nodes.I
 	return true
 }
 
-func describeFilePID(info nodes.Info) string {
+func describeFilePID(info pidfile.Info) string {
 	if info.FileErr != nil {
 		return "no valid pid"
 	}
@@ -447,13 +448,13 @@ func describeFilePID(info nodes.Info) string {
 
 // notRunning reports a node with nothing to signal, as info found it,
 // removing a stale pidfile.
-func (c *Cluster) notRunning(r *Result, op string, info nodes.Info) {
-	if info.State == nodes.Absent {
+func (c *Cluster) notRunning(r *Result, op string, info pidfile.Info) {
+	if info.State == pidfile.Absent {
 		r.Msg = "not running"
 		return
 	}
-	err := nodes.RemoveStale(r.Node.PidFile)
-	var held *nodes.HeldError
+	err := pidfile.RemoveStale(r.Node.PidFile)
+	var held *pidfile.HeldError
 	switch {
 	case errors.As(err, &held):
 		// Started by someone else since we looked: leave it be.
@@ -474,8 +475,8 @@ func (c *Cluster) stopped(r *Result, op string, sig syscall.Signal) {
 		word = "killed"
 	}
 	r.Msg = fmt.Sprintf("%s (pid %d)", word, r.PID)
-	err := nodes.RemoveStale(r.Node.PidFile)
-	var held *nodes.HeldError
+	err := pidfile.RemoveStale(r.Node.PidFile)
+	var held *pidfile.HeldError
 	switch {
 	case errors.As(err, &held):
 		r.Msg += fmt.Sprintf("; pidfile now held by pid %d", held.PID)
@@ -487,13 +488,13 @@ func (c *Cluster) stopped(r *Result, op string, sig syscall.Signal) {
 // A Status is one node's state, from its pidfile's lock.
 type Status struct {
 	Node nodes.Node
-	nodes.Info
+	pidfile.Info
 	// Lost, if not nil, says the node is lost: nothing holds its lock
 	// (State is Absent or Stale) but the process its record names, with
 	// the same start time, still runs.
 	Lost *LostError
 	// Err is set when the pidfile could not be inspected, or is locked by
-	// something that is not a node (State [nodes.Foreign]; Err then
+	// something that is not a node (State [pidfile.Foreign]; Err then
 	// matches [ErrForeignLock]).
 	Err error
 }
@@ -504,10 +505,10 @@ func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
 	var errs []error
 	for i, n := range c.Nodes {
 		out[i].Node = n
-		info, err := nodes.Inspect(n.PidFile)
+		info, err := pidfile.Inspect(n.PidFile)
 		out[i].Info = info
 		switch {
-		case err == nil && info.State == nodes.Foreign:
+		case err == nil && info.State == pidfile.Foreign:
 			// Not a node's lock: status cannot tell (LSB "unknown").
 			err = info.LockErr
 		case err == nil:

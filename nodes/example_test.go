@@ -1,42 +1,10 @@
 package nodes_test
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/multi-launcher/multi/nodes"
 )
-
-// A Go program that owns its pidfile for its lifetime: the lock dies with
-// the process, SIGKILL included, so nobody mistakes a stale pidfile for a
-// live node. A node started by "multi start --self-lock" calls
-// nodes.OwnFromEnv instead, which acquires the path multi hands it.
-func ExampleAcquire() {
-	dir, _ := os.MkdirTemp("", "nodes-example")
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "run", "worker.pid")
-
-	lock, err := nodes.Acquire(path)
-	if errors.Is(err, nodes.ErrAlreadyRunning) {
-		fmt.Println(err) // "already running (pid N)": another instance
-		return
-	}
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	info, _ := nodes.Inspect(path)
-	fmt.Println(info.State, info.PID == os.Getpid())
-
-	lock.Release() // on a clean exit: remove the pidfile, drop the lock
-	info, _ = nodes.Inspect(path)
-	fmt.Println(info.State)
-	// Output:
-	// running true
-	// stopped
-}
 
 // Expand a set of celery-style names and templates without touching any
 // file.

@@ -9,9 +9,16 @@
 //     their per-node options and files (spec.go, option.go), and this
 //     machine's defaults (machine.go);
 //   - node records, which let later commands find a node again without its
-//     names (record.go), and shell quoting of a node's command (quote.go);
-//   - for now, the pidfile and its lock (pidfile.go, lock_*.go, owner_*.go,
-//     own.go) and the /proc reader of a process's start time (proc_*.go).
+//     names (record.go; the rundir's lock file and leftover temp files,
+//     rundir.go), and shell quoting of a node's command (quote.go);
+//   - a node's logfile and folders, opened and made as carefully as its
+//     pidfile (files.go);
+//   - the /proc reader: a process's state, start time and session
+//     (proc*.go).
+//
+// A node's pidfile and its lock belong to package nodes/pidfile, and the
+// walk that reaches every file without following a planted link to
+// package internal/safefs; package nodes uses both.
 //
 // # Names
 //
@@ -25,8 +32,9 @@
 // A node's pidfile holds its pid on the first line and is locked, with a
 // POSIX record lock over the whole file, by the node's own process for the
 // whole of its life. The kernel drops that lock when the process dies, so a
-// pidfile that nobody has locked is stale, whatever pid it names. [Inspect]
-// asks the kernel who holds the lock; [Acquire] takes it.
+// pidfile that nobody has locked is stale, whatever pid it names.
+// pidfile.Inspect asks the kernel who holds the lock; pidfile.Acquire
+// takes it.
 package nodes
 
 import (
@@ -55,11 +63,16 @@ type Node struct {
 	Options []string
 	// Dir is the node's working directory; "" means the caller's.
 	Dir string
-	// SelfLock means the node locks its own pidfile (see [OwnFromEnv])
+	// SelfLock means the node locks its own pidfile (see pidfile.OwnFromEnv)
 	// instead of multi's exec step locking it before the exec; start then
 	// waits for the node to take the lock.
 	SelfLock bool
 }
+
+// EnvNode is the environment variable that holds, for every node multi
+// starts, the node's full name, short@host (pidfile.EnvPidfile holds its
+// pidfile).
+const EnvNode = "MULTI_NODE"
 
 // FullName returns the node's full name, short@host.
 func (n Node) FullName() string { return n.Name + "@" + n.Host }

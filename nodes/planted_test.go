@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // Records are read without following links or hanging on FIFOs, and a
@@ -50,10 +51,10 @@ func TestRefusePlantedByOtherUser(t *testing.T) {
 	shared := filepath.Join(t.TempDir(), "shared")
 	os.Mkdir(shared, 0o755)
 	os.Chmod(shared, 0o777|os.ModeSticky)
-	pidfile := filepath.Join(shared, "w1.pid")
-	os.WriteFile(pidfile, []byte("4242\n"), 0o644)
+	pidpath := filepath.Join(shared, "w1.pid")
+	os.WriteFile(pidpath, []byte("4242\n"), 0o644)
 	os.WriteFile(nodes.RecordPath(shared, "w1"), []byte(`{"name":"w1","command":["evil"],"pidfile":"/r/x.pid","logfile":"/r/x.log"}`), 0o644)
-	for _, p := range []string{pidfile, nodes.RecordPath(shared, "w1")} {
+	for _, p := range []string{pidpath, nodes.RecordPath(shared, "w1")} {
 		if err := os.Chown(p, 65534, 65534); err != nil {
 			t.Fatal(err)
 		}
@@ -65,22 +66,22 @@ func TestRefusePlantedByOtherUser(t *testing.T) {
 			t.Errorf("%s: %v; want an error saying %q", what, err, want)
 		}
 	}
-	_, err := nodes.Inspect(pidfile)
+	_, err := pidfile.Inspect(pidpath)
 	check("Inspect", err)
-	_, err = nodes.Open(pidfile)
+	_, err = pidfile.Open(pidpath)
 	check("Open", err)
-	_, err = nodes.Acquire(pidfile)
+	_, err = pidfile.Acquire(pidpath)
 	check("Acquire", err)
-	check("RemoveStale", nodes.RemoveStale(pidfile))
+	check("RemoveStale", pidfile.RemoveStale(pidpath))
 	_, err = nodes.ReadRecord(shared, "w1")
 	check("ReadRecord", err)
-	if b, err := os.ReadFile(pidfile); err != nil || string(b) != "4242\n" {
+	if b, err := os.ReadFile(pidpath); err != nil || string(b) != "4242\n" {
 		t.Errorf("pidfile changed: %q, %v", b, err)
 	}
 
 	// In a folder only root can write to, another user's file is fine.
 	os.Chmod(shared, 0o755)
-	if info, err := nodes.Inspect(pidfile); err != nil || info.State != nodes.Stale {
+	if info, err := pidfile.Inspect(pidpath); err != nil || info.State != pidfile.Stale {
 		t.Errorf("Inspect in a safe folder: %+v, %v", info, err)
 	}
 	if _, err := nodes.ReadRecord(shared, "w1"); err != nil {

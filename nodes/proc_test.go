@@ -8,6 +8,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 func TestParseProcOddComm(t *testing.T) {
@@ -40,7 +42,7 @@ func TestReadProcSelf(t *testing.T) {
 	if d := time.Since(p.Start()); d < 0 || d > 24*time.Hour {
 		t.Fatalf("started %s ago", d)
 	}
-	if _, err := ReadProc(MaxPID + 1); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := ReadProc(pidfile.MaxPID + 1); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("no such pid: %v", err)
 	}
 	sid, _ := ReadProc(os.Getpid())

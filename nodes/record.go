@@ -9,11 +9,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/multi-launcher/multi/internal/safefs"
 )
 
 // RecordExt ends the name of every node record in a rundir.
@@ -81,7 +81,7 @@ func WriteRecordStarted(rundir string, n Node, s Started) error {
 		}
 		return fmt.Errorf("record %s: %w", path, err)
 	}
-	d, err := openFolder(rundir, true)
+	d, err := safefs.OpenFolder(rundir, true)
 	if err != nil {
 		return fail(err)
 	}
@@ -102,7 +102,7 @@ func WriteRecordStarted(rundir string, n Node, s Started) error {
 	var tmp string
 	for try := 0; ; try++ {
 		tmp = "." + n.Name + ".tmp" + strconv.FormatUint(uint64(rand.Uint32()), 10)
-		f, err = d.open(tmp, path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		f, err = d.Open(tmp, path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if !errors.Is(err, fs.ErrExist) || try >= 100 {
 			break
 		}
@@ -114,7 +114,7 @@ func WriteRecordStarted(rundir string, n Node, s Started) error {
 	_, err = f.Write(append(b, '\n'))
 	if err == nil {
 		// Through the descriptor: the name may have been swapped.
-		err = fchmod(f, 0o644)
+		err = f.Chmod(0o644)
 	}
 	if err == nil {
 		// On disk, so that a power loss cannot leave an empty record
@@ -125,117 +125,13 @@ func WriteRecordStarted(rundir string, n Node, s Started) error {
 		err = cerr
 	}
 	if err == nil {
-		err = d.rename(tmp, filepath.Base(path))
+		err = d.Rename(tmp, filepath.Base(path))
 	}
 	if err != nil {
-		d.remove(tmp)
+		d.Remove(tmp)
 		return fail(err)
 	}
 	return nil
-}
-
-// tempRecord matches the temp files WriteRecord makes, and those that
-// os.CreateTemp made in earlier versions: ".NAME.tmpDIGITS".
-var tempRecord = regexp.MustCompile(`^\..+\.tmp[0-9]+$`)
-
-// runLock is the rundir's lock file (see cleanTemps). Mode 0600: flock
-// needs only an open descriptor, so a file others could open would let
-// any local user block every start (a lock on the folder itself would).
-const runLock = ".records.lock"
-
-// openRunLock opens the rundir's lock file as carefully as a pidfile, and
-// with create makes it if it is missing. Only writers create it, so that a
-// command that only reads leaves the rundir as it found it.
-func openRunLock(d *folder, create bool) (*os.File, error) {
-	path := filepath.Join(d.path, runLock)
-	flag := os.O_RDWR
-	if create {
-		flag |= os.O_CREATE
-	}
-	f, err := d.open(runLock, path, flag, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("%s is %s, not a regular file", path, describeType(st.Mode()))
-	}
-	if err == nil {
-		var dst fs.FileInfo
-		if dst, err = d.stat(); err == nil {
-			err = checkOwnerIn(st, d.path, dst)
-		}
-	}
-	if err == nil {
-		err = checkOneLink(st)
-	}
-	if err == nil && st.Mode().Perm() != 0o600 {
-		err = fchmod(f, 0o600)
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
-}
-
-// cleanTemps removes the temp files of record writers that died before
-// their rename (killed mid-start), when it can take the flock of the
-// rundir's lock file lk exclusively: then no writer is at work. A writer
-// holds it shared from before its temp file exists until after the
-// rename; the kernel drops it when the writer dies.
-func cleanTemps(d *folder, lk *os.File) {
-	if flock(lk, true) != nil {
-		return
-	}
-	defer funlock(lk)
-	dir, err := d.readable()
-	if err != nil {
-		return
-	}
-	names, err := dir.Readdirnames(-1)
-	dir.Close()
-	if err != nil {
-		return
-	}
-	for _, name := range names {
-		if tempRecord.MatchString(name) {
-			d.remove(name) // in the rundir itself, whatever it is
-		}
-	}
-}
-
-// lockShared takes the rundir's flock shared, waiting up to about a second
-// for a command cleaning leftovers (microseconds) to finish.
-func lockShared(lk *os.File) error {
-	for try := 0; ; try++ {
-		err := flock(lk, false)
-		if err != errBusy || try >= 40 {
-			if err != nil {
-				return fmt.Errorf("cannot lock the folder: %w", err)
-			}
-			return nil
-		}
-		backoff(try)
-	}
-}
-
-// recordWaitEnv names a FIFO that the first WriteRecord of a process
-// opens, and so waits on, once its temp file exists: only for tests that
-// kill a start there or swap the temp file. Only the first: a start
-// writes the record again once its node runs.
-const recordWaitEnv = "_MULTI_TEST_RECORD_WAIT"
-
-var recordWaitOnce sync.Once
-
-func recordWait() {
-	recordWaitOnce.Do(func() {
-		if p := os.Getenv(recordWaitEnv); p != "" {
-			if f, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil {
-				f.Close()
-			}
-		}
-	})
 }
 
 // ReadRecord reads the record of the node named name from rundir. The
@@ -257,7 +153,7 @@ func ReadRecordStarted(rundir, name string) (Node, Started, error) {
 
 // readRecord reads a record in the folder d already open, or with d nil in
 // rundir, and returns it also as it is on disk.
-func readRecord(d *folder, rundir, name string) (Node, record, error) {
+func readRecord(d *safefs.Folder, rundir, name string) (Node, record, error) {
 	if err := CheckName(name); err != nil {
 		return Node{}, record{}, err
 	}
@@ -280,7 +176,7 @@ func readRecord(d *folder, rundir, name string) (Node, record, error) {
 // ReadRecords reads every node record in rundir, ordered by index and then
 // by name. A missing rundir holds no records.
 func ReadRecords(rundir string) ([]Node, error) {
-	d, err := openFolder(rundir, false)
+	d, err := safefs.OpenFolder(rundir, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -292,12 +188,7 @@ func ReadRecords(rundir string) ([]Node, error) {
 		cleanTemps(d, lk)
 		lk.Close()
 	}
-	dir, err := d.readable()
-	if err != nil {
-		return nil, fmt.Errorf("rundir %s: %w", rundir, err)
-	}
-	entries, err := dir.ReadDir(-1)
-	dir.Close()
+	entries, err := d.ReadDir()
 	if err != nil {
 		return nil, fmt.Errorf("rundir %s: %w", rundir, err)
 	}
@@ -391,39 +282,39 @@ const maxRecord = 1 << 20
 // command that restart runs), and a file over [maxRecord] bytes. An absent
 // file gives an error wrapping [fs.ErrNotExist]. d is its folder, or nil
 // to open it.
-func readRecordFile(d *folder, path string) ([]byte, error) {
+func readRecordFile(d *safefs.Folder, path string) ([]byte, error) {
 	if d == nil {
 		var err error
-		if d, err = openFolder(filepath.Dir(path), false); err != nil {
+		if d, err = safefs.OpenFolder(filepath.Dir(path), false); err != nil {
 			return nil, err
 		}
 		defer d.Close()
 	}
-	f, err := d.open(filepath.Base(path), path, os.O_RDONLY, 0)
+	f, err := d.Open(filepath.Base(path), path, os.O_RDONLY, 0)
 	if err != nil {
-		if isSymlinkErr(err) {
+		if safefs.IsSymlinkErr(err) {
 			return nil, errors.New("is a symbolic link (not followed)")
 		}
-		return nil, bareErr(err)
+		return nil, safefs.BareErr(err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, bareErr(err)
+		return nil, safefs.BareErr(err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("is %s, not a regular file", describeType(st.Mode()))
+		return nil, fmt.Errorf("is %s, not a regular file", safefs.DescribeType(st.Mode()))
 	}
-	dst, err := d.stat()
+	dst, err := d.Stat()
 	if err != nil {
-		return nil, bareErr(err)
+		return nil, safefs.BareErr(err)
 	}
-	if err := checkOwnerIn(st, d.path, dst); err != nil {
+	if err := safefs.CheckOwner(st, d.Path(), dst); err != nil {
 		return nil, err
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxRecord+1))
 	if err != nil {
-		return nil, bareErr(err)
+		return nil, safefs.BareErr(err)
 	}
 	if len(b) > maxRecord {
 		return nil, fmt.Errorf("larger than %d bytes", maxRecord)

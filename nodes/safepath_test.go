@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // nobody is the other user of these tests: the owner of the folder root
@@ -39,70 +40,6 @@ func rootFile(t *testing.T, path string) (unchanged func()) {
 		if err != nil || serr != nil || string(b) != "root's secret\n" || st.Mode() != 0o600 {
 			t.Errorf("root's file %s changed: %q %v, mode %v %v", path, b, err, st.Mode(), serr)
 		}
-	}
-}
-
-// A symbolic link on the way to a file is followed only when nobody but
-// root (or this user) could have made or swapped it; each case below
-// fails one rule only, and nothing is created where the link points.
-func TestFolderLinks(t *testing.T) {
-	needRoot(t)
-	t.Parallel()
-	base := t.TempDir()
-	os.Chmod(base, 0o755)
-	outside := filepath.Join(base, "outside")
-	os.Mkdir(outside, 0o755)
-	mk := func(dir string, mode os.FileMode, uid int) string {
-		t.Helper()
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		os.Chmod(dir, mode)
-		os.Chown(dir, uid, uid)
-		return dir
-	}
-	link := func(dir string, uid int) string {
-		t.Helper()
-		l := filepath.Join(dir, "l")
-		if err := os.Symlink(outside, l); err != nil {
-			t.Fatal(err)
-		}
-		os.Lchown(l, uid, uid)
-		return l
-	}
-	for _, c := range []struct {
-		name string
-		mode os.FileMode
-		// uids of the folder and of the link in it
-		dirUID, linkUID int
-		want            string // "" when the link is followed
-	}{
-		{"link-of-another-user", 0o755, 0, nobody, "owned by uid 65534, who could point it anywhere"},
-		{"folder-of-another-user", 0o755, nobody, 0, "a folder of uid 65534, who could swap it"},
-		{"folder-others-write", 0o777, 0, 0, "which others can write to (mode 777)"},
-		{"root-link-root-folder", 0o755, 0, 0, ""},
-		{"root-link-sticky-folder", 0o777 | os.ModeSticky, 0, 0, ""},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			dir := mk(filepath.Join(base, c.name), c.mode, c.dirUID)
-			l := link(dir, c.linkUID)
-			target := filepath.Join(outside, c.name)
-			err := nodes.MakeDir(filepath.Join(l, c.name))
-			_, serr := os.Stat(target)
-			if c.want == "" {
-				if err != nil || serr != nil {
-					t.Errorf("trusted link not followed: %v, %v", err, serr)
-				}
-				return
-			}
-			var le *nodes.UnsafeLinkError
-			if !errors.As(err, &le) || le.Link != l || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("MakeDir through %s: %v; want an UnsafeLinkError saying %q", l, err, c.want)
-			}
-			if serr == nil {
-				t.Errorf("%s was created through the link", target)
-			}
-		})
 	}
 }
 
@@ -188,42 +125,6 @@ func TestOpenLogfileRefusesPlanted(t *testing.T) {
 		t.Fatalf("OpenLogfile of a plain path: %v", err)
 	}
 	f.Close()
-}
-
-// A pidfile whose folder was swapped for a link by the folder's owner is
-// neither opened, locked, truncated nor removed: the root file the link
-// leads to keeps its text.
-func TestPidfileFolderLink(t *testing.T) {
-	needRoot(t)
-	t.Parallel()
-	base := t.TempDir()
-	os.Chmod(base, 0o755)
-	victim := filepath.Join(base, "victim")
-	os.Mkdir(victim, 0o755)
-	unchanged := rootFile(t, filepath.Join(victim, "node.pid"))
-	dir := filepath.Join(base, "theirs")
-	os.Mkdir(dir, 0o755)
-	os.Chown(dir, nobody, nobody)
-	l := filepath.Join(dir, "w1")
-	os.Symlink(victim, l)
-	os.Lchown(l, nobody, nobody)
-	pidfile := filepath.Join(l, "node.pid")
-	want := "bad pidfile: " + pidfile + ": folder " + l + " is a symbolic link owned by uid 65534"
-	check := func(what string, err error) {
-		t.Helper()
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v; want %q", what, err, want)
-		}
-	}
-	lk, err := nodes.Acquire(pidfile)
-	if err == nil {
-		lk.Release()
-	}
-	check("Acquire", err)
-	check("RemoveStale", nodes.RemoveStale(pidfile))
-	_, err = nodes.Inspect(pidfile)
-	check("Inspect", err)
-	unchanged()
 }
 
 // The record's temp file swapped for a link to a root file while the
@@ -383,7 +284,7 @@ func TestRefuseHardLinks(t *testing.T) {
 			t.Errorf("%s: %v; want %q", what, err, want)
 		}
 	}
-	lk, err := nodes.Acquire(filepath.Join(dir, "w1.pid"))
+	lk, err := pidfile.Acquire(filepath.Join(dir, "w1.pid"))
 	if err == nil {
 		lk.Close()
 	}

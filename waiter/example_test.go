@@ -8,6 +8,7 @@ import (
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/multi-launcher/multi/waiter"
 )
 
@@ -29,7 +30,7 @@ func ExampleWait() {
 	err := waiter.Wait(ctx, ns[0].PidFile, waiter.Notify{})
 	fmt.Println("released:", err == nil)
 
-	info, _ := nodes.Inspect(ns[0].PidFile)
+	info, _ := pidfile.Inspect(ns[0].PidFile)
 	fmt.Println(info.State) // sleep does not remove its pidfile
 	// Output:
 	// released: true

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // The test binary locks N pidfiles in DIR when started with this variable
@@ -18,9 +18,9 @@ const holdManyEnv = "WAITER_TEST_HOLD_MANY"
 func holdMany(v string) {
 	n, dir, _ := strings.Cut(v, ":")
 	count, _ := strconv.Atoi(n)
-	var locks []*nodes.Lock
+	var locks []*pidfile.Lock
 	for i := range count {
-		l, err := nodes.Acquire(filepath.Join(dir, fmt.Sprintf("p%d.pid", i)))
+		l, err := pidfile.Acquire(filepath.Join(dir, fmt.Sprintf("p%d.pid", i)))
 		if err != nil {
 			fmt.Println("error:", err)
 			os.Exit(1)

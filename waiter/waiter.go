@@ -34,7 +34,7 @@ import (
 	"io/fs"
 	"time"
 
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // A Target is a pidfile whose lock is awaited.
@@ -78,7 +78,7 @@ func WaitAll(ctx context.Context, targets []Target, s Strategy, done func(Target
 	if s == nil {
 		s = Default
 	}
-	r := &run{targets: targets, hs: make([]*nodes.Handle, len(targets)), over: make([]bool, len(targets)),
+	r := &run{targets: targets, hs: make([]*pidfile.Handle, len(targets)), over: make([]bool, len(targets)),
 		pids: make([]int, len(targets)), done: done, keep: DescriptorBudget() / s.fdsPerTarget()}
 	defer r.closeAll()
 	for i, t := range targets {
@@ -88,7 +88,7 @@ func WaitAll(ctx context.Context, targets []Target, s Strategy, done func(Target
 			r.pending++
 			continue
 		}
-		h, err := nodes.Open(t.Path)
+		h, err := pidfile.Open(t.Path)
 		if errors.Is(err, fs.ErrNotExist) {
 			r.finish(i, nil)
 			continue
@@ -108,7 +108,7 @@ func WaitAll(ctx context.Context, targets []Target, s Strategy, done func(Target
 		if t.PID <= 0 {
 			// Waiting for whoever holds it now: that is the process whose
 			// exit may end the wait.
-			if state, pid, err := h.Holder(); err == nil && state == nodes.Running {
+			if state, pid, err := h.Holder(); err == nil && state == pidfile.Running {
 				r.pids[i] = pid
 			}
 		}
@@ -125,7 +125,7 @@ func WaitAll(ctx context.Context, targets []Target, s Strategy, done func(Target
 // run is the state of one WaitAll call.
 type run struct {
 	targets []Target
-	hs      []*nodes.Handle
+	hs      []*pidfile.Handle
 	over    []bool
 	pids    []int // the holder each target waits for, where known
 	pending int
@@ -144,7 +144,7 @@ func (r *run) probe(i int) {
 	h := r.hs[i]
 	if h == nil {
 		var err error
-		h, err = nodes.Open(r.targets[i].Path)
+		h, err = pidfile.Open(r.targets[i].Path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			r.pending--
@@ -161,8 +161,8 @@ func (r *run) probe(i int) {
 	state, pid, err := h.Holder()
 	switch {
 	case err != nil:
-	case state == nodes.Running && (r.targets[i].PID <= 0 || pid == r.targets[i].PID),
-		state == nodes.Elsewhere && r.targets[i].PID <= 0:
+	case state == pidfile.Running && (r.targets[i].PID <= 0 || pid == r.targets[i].PID),
+		state == pidfile.Elsewhere && r.targets[i].PID <= 0:
 		if r.hs[i] == nil {
 			if r.kept < r.keep {
 				r.hs[i] = h

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/multi-launcher/multi/waiter"
 )
 
@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 		if len(v) > 3 && v[:3] == "rm:" {
 			path, rm = v[3:], true
 		}
-		l, err := nodes.Acquire(path)
+		l, err := pidfile.Acquire(path)
 		if err != nil {
 			fmt.Println("error:", err)
 			os.Exit(1)
@@ -138,7 +138,7 @@ func TestWaitKilled(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Released before we reaped it; the file stays, stale.
-			if info, _ := nodes.Inspect(path); info.State != nodes.Stale {
+			if info, _ := pidfile.Inspect(path); info.State != pidfile.Stale {
 				t.Errorf("after: %v; want stale", info.State)
 			}
 		})
@@ -221,7 +221,7 @@ func TestWaitBadPidfile(t *testing.T) {
 	dir := t.TempDir()
 	link := filepath.Join(dir, "link.pid")
 	os.Symlink("/etc/hostname", link)
-	if err := waiter.Wait(t.Context(), link, nil); !errors.Is(err, nodes.ErrBadPidfile) {
+	if err := waiter.Wait(t.Context(), link, nil); !errors.Is(err, pidfile.ErrBadPidfile) {
 		t.Fatalf("Wait(symlink) = %v; want ErrBadPidfile", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/urfave/cli/v2"
 )
 
@@ -43,9 +44,9 @@ inspected, nothing is removed: stop it first.
 				why = statusErrText(s)
 			case s.Lost != nil:
 				why = fmt.Sprintf("lost (pid %d runs without its pidfile's lock): stop it with multi stop --lost first", s.Lost.PID)
-			case s.State == nodes.Running:
+			case s.State == pidfile.Running:
 				why = fmt.Sprintf("running (pid %d): stop it first", s.PID)
-			case s.State == nodes.Elsewhere:
+			case s.State == pidfile.Elsewhere:
 				why = "running in another pid namespace: stop it first"
 			}
 			if why != "" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/urfave/cli/v2"
 )
 
@@ -94,13 +95,13 @@ func (o *output) describeStatus(s multi.Status) string {
 		return o.paint(red, "unknown") + ": " + statusErrText(s)
 	case s.Lost != nil:
 		return o.paint(red, "lost") + fmt.Sprintf(" (pid %d, started %s, runs without its pidfile's lock; stop it with --lost)", s.Lost.PID, s.Lost.Started.Format(time.DateTime))
-	case s.State == nodes.Running && s.Mismatch():
+	case s.State == pidfile.Running && s.Mismatch():
 		return o.paint(green, "running") + fmt.Sprintf(" (pid %d; the pidfile's text disagrees, the lock holder is the truth)", s.PID)
-	case s.State == nodes.Running:
+	case s.State == pidfile.Running:
 		return o.paint(green, "running") + fmt.Sprintf(" (pid %d)", s.PID)
-	case s.State == nodes.Stale:
+	case s.State == pidfile.Stale:
 		return o.paint(red, "stale") + " (pidfile " + s.Node.PidFile + " left behind; no process holds its lock)"
-	case s.State == nodes.Elsewhere:
+	case s.State == pidfile.Elsewhere:
 		return o.paint(green, "running") + " in another pid namespace (holder not visible from here)"
 	}
 	return o.paint(yellow, "stopped")
@@ -146,7 +147,7 @@ func (o *output) statusTable(sts []multi.Status, rundir string) {
 		case s.Lost != nil:
 			state += "*"
 			notes = append(notes, fmt.Sprintf("%s: pid %d runs without its pidfile's lock; stop it with --lost", s.Node.Name, s.PID))
-		case s.State == nodes.Running && s.Mismatch():
+		case s.State == pidfile.Running && s.Mismatch():
 			state += "*"
 			says := "names no pid"
 			if s.FilePID > 0 {
@@ -222,7 +223,7 @@ func wrap(s string, width int, indent string) string {
 func forgetHint(sts []multi.Status, width int) string {
 	var names []string
 	for _, s := range sts {
-		if s.Err == nil && s.Lost == nil && (s.State == nodes.Absent || s.State == nodes.Stale) {
+		if s.Err == nil && s.Lost == nil && (s.State == pidfile.Absent || s.State == pidfile.Stale) {
 			names = append(names, s.Node.Name)
 		}
 	}
@@ -269,9 +270,9 @@ func stateWord(s multi.Status) (word, color string) {
 		return "unknown", red
 	case s.Lost != nil:
 		return "lost", red
-	case s.State == nodes.Running || s.State == nodes.Elsewhere:
+	case s.State == pidfile.Running || s.State == pidfile.Elsewhere:
 		return s.State.String(), green
-	case s.State == nodes.Stale:
+	case s.State == pidfile.Stale:
 		return s.State.String(), red
 	}
 	return s.State.String(), yellow
@@ -285,9 +286,9 @@ func statusCode(sts []multi.Status) int {
 		case s.Err != nil, s.Lost != nil:
 			// A lost node runs, unseen through its lock: unknown.
 			return exitUnknown
-		case s.State == nodes.Stale:
+		case s.State == pidfile.Stale:
 			code = exitFailed
-		case s.State == nodes.Absent && code == exitOK:
+		case s.State == pidfile.Absent && code == exitOK:
 			code = exitStopped
 		}
 	}

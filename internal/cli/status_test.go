@@ -14,6 +14,7 @@ import (
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // On an empty rundir, named nodes are stopped: exit 3, and nothing is
@@ -78,11 +79,11 @@ func TestStateWord(t *testing.T) {
 		s           multi.Status
 		word, color string
 	}{
-		{multi.Status{Info: nodes.Info{State: nodes.Running}}, "running", green},
-		{multi.Status{Info: nodes.Info{State: nodes.Elsewhere}}, "elsewhere", green},
-		{multi.Status{Info: nodes.Info{State: nodes.Stale}}, "stale", red},
-		{multi.Status{Info: nodes.Info{State: nodes.Absent}}, "stopped", yellow},
-		{multi.Status{Info: nodes.Info{State: nodes.Running}, Err: errors.New("boom")}, "unknown", red},
+		{multi.Status{Info: pidfile.Info{State: pidfile.Running}}, "running", green},
+		{multi.Status{Info: pidfile.Info{State: pidfile.Elsewhere}}, "elsewhere", green},
+		{multi.Status{Info: pidfile.Info{State: pidfile.Stale}}, "stale", red},
+		{multi.Status{Info: pidfile.Info{State: pidfile.Absent}}, "stopped", yellow},
+		{multi.Status{Info: pidfile.Info{State: pidfile.Running}, Err: errors.New("boom")}, "unknown", red},
 	}
 	for _, tt := range tests {
 		if w, c := stateWord(tt.s); w != tt.word || c != tt.color {
@@ -94,18 +95,18 @@ func TestStateWord(t *testing.T) {
 // The worst state wins the exit code: unknown 4, stale 1, stopped 3.
 func TestStatusCode(t *testing.T) {
 	t.Parallel()
-	st := func(s nodes.State) multi.Status { return multi.Status{Info: nodes.Info{State: s}} }
+	st := func(s pidfile.State) multi.Status { return multi.Status{Info: pidfile.Info{State: s}} }
 	bad := multi.Status{Err: errors.New("boom")}
 	tests := []struct {
 		sts  []multi.Status
 		want int
 	}{
 		{nil, exitOK},
-		{[]multi.Status{st(nodes.Running), st(nodes.Elsewhere)}, exitOK},
-		{[]multi.Status{st(nodes.Running), st(nodes.Absent)}, exitStopped},
-		{[]multi.Status{st(nodes.Absent), st(nodes.Stale), st(nodes.Absent)}, exitFailed},
-		{[]multi.Status{st(nodes.Stale), bad, st(nodes.Absent)}, exitUnknown},
-		{[]multi.Status{bad, st(nodes.Stale)}, exitUnknown},
+		{[]multi.Status{st(pidfile.Running), st(pidfile.Elsewhere)}, exitOK},
+		{[]multi.Status{st(pidfile.Running), st(pidfile.Absent)}, exitStopped},
+		{[]multi.Status{st(pidfile.Absent), st(pidfile.Stale), st(pidfile.Absent)}, exitFailed},
+		{[]multi.Status{st(pidfile.Stale), bad, st(pidfile.Absent)}, exitUnknown},
+		{[]multi.Status{bad, st(pidfile.Stale)}, exitUnknown},
 	}
 	for i, tt := range tests {
 		if got := statusCode(tt.sts); got != tt.want {
@@ -121,7 +122,7 @@ func TestStatusTable(t *testing.T) {
 	var buf bytes.Buffer
 	o := &output{w: &buf, tty: true, color: true}
 	o.statusTable([]multi.Status{
-		{Node: nodes.Node{Name: "w1", PidFile: "/r/w1.pid", LogFile: "/r/w1.log"}, Info: nodes.Info{State: nodes.Stale}},
+		{Node: nodes.Node{Name: "w1", PidFile: "/r/w1.pid", LogFile: "/r/w1.log"}, Info: pidfile.Info{State: pidfile.Stale}},
 		{Node: nodes.Node{Name: "web2", PidFile: "/r/web2.pid", LogFile: "/r/web2.log"}},
 	}, "/elsewhere")
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
@@ -143,7 +144,7 @@ func TestStatusTableFits(t *testing.T) {
 	o := &output{w: &buf, tty: true, color: true}
 	o.statusTable([]multi.Status{
 		{Node: nodes.Node{Name: "worker-one", PidFile: rundir + "/worker-one.pid", LogFile: rundir + "/worker-one.log"},
-			Info: nodes.Info{State: nodes.Running, PID: os.Getpid(), FilePID: 41}},
+			Info: pidfile.Info{State: pidfile.Running, PID: os.Getpid(), FilePID: 41}},
 		{Node: nodes.Node{Name: "w2", PidFile: far + "w2.pid", LogFile: far + "logs/w2.log"}},
 	}, rundir)
 	out := buf.String()
@@ -166,9 +167,9 @@ func TestStatusTableFits(t *testing.T) {
 func TestForgetHint(t *testing.T) {
 	t.Parallel()
 	sts := []multi.Status{
-		{Node: nodes.Node{Name: "w1"}, Info: nodes.Info{State: nodes.Running}},
+		{Node: nodes.Node{Name: "w1"}, Info: pidfile.Info{State: pidfile.Running}},
 		{Node: nodes.Node{Name: "w2"}},
-		{Node: nodes.Node{Name: "w3"}, Info: nodes.Info{State: nodes.Stale}},
+		{Node: nodes.Node{Name: "w3"}, Info: pidfile.Info{State: pidfile.Stale}},
 	}
 	if got, want := forgetHint(sts, 80), "stopped nodes keep their records; to forget them: multi forget w2 w3"; got != want {
 		t.Errorf("hint %q; want %q", got, want)

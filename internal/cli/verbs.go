@@ -11,6 +11,7 @@ import (
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/multi-launcher/multi/waiter"
 	"github.com/urfave/cli/v2"
 )
@@ -178,9 +179,9 @@ func (o *output) interrupted(c *cli.Context, cl *multi.Cluster, results []multi.
 	var running []string
 	for _, s := range sts {
 		switch {
-		case s.Err == nil && s.State == nodes.Running:
+		case s.Err == nil && s.State == pidfile.Running:
 			running = append(running, fmt.Sprintf("%s (pid %d)", s.Node.Name, s.PID))
-		case s.Err == nil && s.State == nodes.Elsewhere:
+		case s.Err == nil && s.State == pidfile.Elsewhere:
 			running = append(running, s.Node.Name)
 		}
 	}

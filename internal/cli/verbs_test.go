@@ -11,6 +11,7 @@ import (
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // killLeftovers makes sure no node of names in dir outlives the test: if
@@ -36,8 +37,8 @@ func killLeftovers(t *testing.T, dir string, names ...string) {
 // holder is the pid holding n's pidfile lock, as the kernel says.
 func holder(t *testing.T, dir, name string) int {
 	t.Helper()
-	info, err := nodes.Inspect(filepath.Join(dir, name+".pid"))
-	if err != nil || info.State != nodes.Running {
+	info, err := pidfile.Inspect(filepath.Join(dir, name+".pid"))
+	if err != nil || info.State != pidfile.Running {
 		t.Fatalf("%s: %+v, %v; want running", name, info, err)
 	}
 	return info.PID

@@ -88,7 +88,7 @@ fi
 if [[ ${BENCH_GO:-1} != 0 ]]; then
   say "Go benchmarks (go test -bench; files in $bench_dir)"
   MULTI_BENCH_DIR=$bench_dir go test -run '^$' -bench . -benchtime "${BENCH_GOTIME:-500ms}" -count 1 \
-    ./nodes ./internal/cli ./waiter ./multi 2>&1 | tee "$out/gobench.txt" | grep -E '^(Benchmark|ok|FAIL|---)' >&2
+    ./nodes ./nodes/pidfile ./internal/cli ./waiter ./multi 2>&1 | tee "$out/gobench.txt" | grep -E '^(Benchmark|ok|FAIL|---)' >&2
 fi
 
 # --- multi and the peers ----------------------------------------------------

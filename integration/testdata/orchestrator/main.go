@@ -14,6 +14,7 @@ import (
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 func main() {
@@ -54,7 +55,7 @@ func run(rundir string) error {
 	}
 	fmt.Println("second start: already running, e.g.", ne.Node)
 
-	if err := expect(ctx, c, nodes.Running, 20); err != nil {
+	if err := expect(ctx, c, pidfile.Running, 20); err != nil {
 		return err
 	}
 
@@ -69,7 +70,7 @@ func run(rundir string) error {
 		}
 		fmt.Printf("%s: %s\n", r.Node.Name, firstWord(r.Msg))
 	}
-	if err := expect(ctx, c, nodes.Running, 20); err != nil {
+	if err := expect(ctx, c, pidfile.Running, 20); err != nil {
 		return err
 	}
 
@@ -84,11 +85,11 @@ func run(rundir string) error {
 		}
 	}
 	fmt.Printf("stopwait: %d stopped\n", stopped)
-	return expect(ctx, c, nodes.Absent, 20)
+	return expect(ctx, c, pidfile.Absent, 20)
 }
 
 // expect checks that want nodes are in state.
-func expect(ctx context.Context, c *multi.Cluster, state nodes.State, want int) error {
+func expect(ctx context.Context, c *multi.Cluster, state pidfile.State, want int) error {
 	sts, err := c.Status(ctx)
 	if err != nil {
 		return err

@@ -1,6 +1,6 @@
 // Command selfnode is a Go node that owns its pidfile, as a program run by
 // "multi start --self-lock" does: it takes the lock on $MULTI_PIDFILE with
-// nodes.OwnFromEnv, and removes the pidfile when it exits cleanly on
+// pidfile.OwnFromEnv, and removes the pidfile when it exits cleanly on
 // SIGTERM. With -no-lock it never takes the lock, to test start's timeout.
 package main
 
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 func main() {
@@ -25,7 +26,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	if !*noLock {
-		lock, err := nodes.OwnFromEnv()
+		lock, err := pidfile.OwnFromEnv()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "selfnode:", err)
 			os.Exit(1)

@@ -1,19 +1,20 @@
-package nodes
+package pidfile
 
 import (
 	"errors"
 	"os"
 )
 
-// Environment variables multi sets for every node it starts.
+// Environment variables through which multi hands a node its pidfile
+// (nodes.EnvNode hands it its name). They belong here because a node that
+// owns its pidfile (see [OwnFromEnv]) is a matter of the lock: a Go node
+// needs only this package to take it.
 const (
 	// EnvPidfile holds the absolute path of the node's pidfile.
 	EnvPidfile = "MULTI_PIDFILE"
 	// EnvPidfileFD holds the descriptor of the pidfile locked for the node
 	// by multi's exec step; it is not set for a node that locks its own.
 	EnvPidfileFD = "MULTI_PIDFILE_FD"
-	// EnvNode holds the node's full name, short@host.
-	EnvNode = "MULTI_NODE"
 )
 
 // ErrNoPidfile is returned by [OwnFromEnv] when $MULTI_PIDFILE is not set:

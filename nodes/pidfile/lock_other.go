@@ -1,16 +1,10 @@
 //go:build !unix
 
-package nodes
+package pidfile
 
 import (
 	"errors"
 	"os"
-	"time"
-)
-
-const (
-	oNoFollow = 0
-	oNonblock = 0
 )
 
 var errWouldBlock = errors.New("lock held")
@@ -20,9 +14,3 @@ var errWouldBlock = errors.New("lock held")
 func setlk(f *os.File) error             { return errors.ErrUnsupported }
 func briefLock(f *os.File) error         { return errors.ErrUnsupported }
 func getlk(f *os.File) (lockSeen, error) { return lockSeen{}, errors.ErrUnsupported }
-func setBlocking(f *os.File) error       { return nil }
-func sleep(ns int)                       { time.Sleep(time.Duration(ns)) }
-
-func isSymlinkErr(err error) bool { return false }
-
-func isDirErr(err error) bool { return false }

@@ -1,4 +1,4 @@
-package nodes_test
+package pidfile_test
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // The test binary plays a pidfile holder when started with this variable
@@ -23,7 +24,7 @@ const holderEnv = "NODES_TEST_HOLD"
 
 func TestMain(m *testing.M) {
 	if path := os.Getenv(holderEnv); path != "" {
-		l, err := nodes.Acquire(path)
+		l, err := pidfile.Acquire(path)
 		if err != nil {
 			fmt.Println("error:", err)
 			os.Exit(1)
@@ -68,24 +69,24 @@ func TestLockLifecycle(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "sub", "w1.pid")
 
-	info, err := nodes.Inspect(path)
-	if err != nil || info.State != nodes.Absent {
+	info, err := pidfile.Inspect(path)
+	if err != nil || info.State != pidfile.Absent {
 		t.Fatalf("before: %+v, %v; want Absent", info, err)
 	}
 	cmd, stdin := holder(t, path)
 	pid := cmd.Process.Pid
 
-	info, err = nodes.Inspect(path)
-	if err != nil || info.State != nodes.Running || info.PID != pid || info.FilePID != pid || info.Mismatch() {
+	info, err = pidfile.Inspect(path)
+	if err != nil || info.State != pidfile.Running || info.PID != pid || info.FilePID != pid || info.Mismatch() {
 		t.Fatalf("held: %+v, %v; want Running with pid %d", info, err, pid)
 	}
 	// A second owner is refused with the holder's pid, and changes nothing.
-	_, err = nodes.Acquire(path)
-	var held *nodes.HeldError
-	if !errors.As(err, &held) || held.PID != pid || !errors.Is(err, nodes.ErrAlreadyRunning) {
+	_, err = pidfile.Acquire(path)
+	var held *pidfile.HeldError
+	if !errors.As(err, &held) || held.PID != pid || !errors.Is(err, pidfile.ErrAlreadyRunning) {
 		t.Fatalf("second Acquire: %v; want HeldError with pid %d", err, pid)
 	}
-	if err := nodes.RemoveStale(path); !errors.Is(err, nodes.ErrAlreadyRunning) {
+	if err := pidfile.RemoveStale(path); !errors.Is(err, pidfile.ErrAlreadyRunning) {
 		t.Fatalf("RemoveStale of a held pidfile: %v; want ErrAlreadyRunning", err)
 	}
 	if b, _ := os.ReadFile(path); string(b) != strconv.Itoa(pid)+"\n" {
@@ -113,7 +114,7 @@ func TestLockDiesWithHolder(t *testing.T) {
 	// The lock goes as the process exits, and the kernel says so though we,
 	// its parent, have not reaped it: it becomes a zombie that kill(pid, 0)
 	// would call alive, and its pidfile stays stale.
-	info := waitState(t, path, nodes.Stale)
+	info := waitState(t, path, pidfile.Stale)
 	if info.FilePID != pid {
 		t.Fatalf("after SIGKILL: %+v; want the text to still name %d", info, pid)
 	}
@@ -123,21 +124,21 @@ func TestLockDiesWithHolder(t *testing.T) {
 	if err := signalZero(pid); err != nil {
 		t.Fatalf("kill(%d, 0) on the zombie: %v; want success, the trap lock-based liveness avoids", pid, err)
 	}
-	if info, _ := nodes.Inspect(path); info.State != nodes.Stale {
+	if info, _ := pidfile.Inspect(path); info.State != pidfile.Stale {
 		t.Fatalf("zombie's pidfile: %v; want stale", info.State)
 	}
-	if err := nodes.RemoveStale(path); err != nil {
+	if err := pidfile.RemoveStale(path); err != nil {
 		t.Fatal(err)
 	}
-	if info, _ := nodes.Inspect(path); info.State != nodes.Absent {
+	if info, _ := pidfile.Inspect(path); info.State != pidfile.Absent {
 		t.Fatalf("after RemoveStale: %v; want Absent", info.State)
 	}
 	// And it can be owned again.
-	l, err := nodes.Acquire(path)
+	l, err := pidfile.Acquire(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info, _ := nodes.Inspect(path); info.State != nodes.Running || info.PID != os.Getpid() {
+	if info, _ := pidfile.Inspect(path); info.State != pidfile.Running || info.PID != os.Getpid() {
 		t.Fatalf("own lock: %+v", info)
 	}
 	if err := l.Release(); err != nil {
@@ -146,12 +147,12 @@ func TestLockDiesWithHolder(t *testing.T) {
 }
 
 // waitState polls path until it is in state want.
-func waitState(t *testing.T, path string, want nodes.State) nodes.Info {
+func waitState(t *testing.T, path string, want pidfile.State) pidfile.Info {
 	t.Helper()
-	var info nodes.Info
+	var info pidfile.Info
 	pollUntil(t, fmt.Sprintf("%s to be %v", path, want), func() bool {
 		var err error
-		info, err = nodes.Inspect(path)
+		info, err = pidfile.Inspect(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,8 +176,8 @@ func TestStaleTextIsNeverTrusted(t *testing.T) {
 	// A pidfile naming this very process, unlocked: stale, whatever it says.
 	path := filepath.Join(dir, "w1.pid")
 	os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
-	info, err := nodes.Inspect(path)
-	if err != nil || info.State != nodes.Stale || info.PID != 0 {
+	info, err := pidfile.Inspect(path)
+	if err != nil || info.State != pidfile.Stale || info.PID != 0 {
 		t.Fatalf("%+v, %v; want Stale with no holder", info, err)
 	}
 }
@@ -196,13 +197,13 @@ func TestHostilePidfiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range []string{link, sub, fifo} {
-		if _, err := nodes.Inspect(path); !errors.Is(err, nodes.ErrBadPidfile) {
+		if _, err := pidfile.Inspect(path); !errors.Is(err, pidfile.ErrBadPidfile) {
 			t.Errorf("Inspect(%s): %v; want ErrBadPidfile", filepath.Base(path), err)
 		}
-		if _, err := nodes.Acquire(path); !errors.Is(err, nodes.ErrBadPidfile) {
+		if _, err := pidfile.Acquire(path); !errors.Is(err, pidfile.ErrBadPidfile) {
 			t.Errorf("Acquire(%s): %v; want ErrBadPidfile", filepath.Base(path), err)
 		}
-		if err := nodes.RemoveStale(path); !errors.Is(err, nodes.ErrBadPidfile) {
+		if err := pidfile.RemoveStale(path); !errors.Is(err, pidfile.ErrBadPidfile) {
 			t.Errorf("RemoveStale(%s): %v; want ErrBadPidfile", filepath.Base(path), err)
 		}
 		if _, err := os.Lstat(path); err != nil {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package nodes
+package safefs
 
 import (
 	"errors"
@@ -17,16 +17,16 @@ import (
 // kernel's own 40.
 const maxLinks = 40
 
-// A folder is a directory reached by [openFolder]: every file multi
+// A Folder is a directory reached by [OpenFolder]: every file multi
 // creates, opens, renames or removes in it is named relative to it, so
 // that swapping a folder on the path for a symbolic link after the walk
 // cannot send the operation elsewhere.
-type folder struct {
+type Folder struct {
 	f    *os.File // O_PATH on Linux: enough for the *at calls
 	path string
 }
 
-// openFolder opens the folder at path one element at a time from "/",
+// OpenFolder opens the folder at path one element at a time from "/",
 // never following a symbolic link it cannot trust, and, with create,
 // makes the missing folders (mode 0755 less the umask) with mkdirat in the
 // folder just opened.
@@ -42,7 +42,7 @@ type folder struct {
 // unix. On Linux a path without any link is opened in one openat2 call
 // (see openFast); its RESOLVE_NO_SYMLINKS alone would refuse the trusted
 // links too, so a path with links takes the walk.
-func openFolder(path string, create bool) (*folder, error) {
+func OpenFolder(path string, create bool) (*Folder, error) {
 	if !filepath.IsAbs(path) {
 		abs, err := filepath.Abs(path)
 		if err != nil {
@@ -52,7 +52,7 @@ func openFolder(path string, create bool) (*folder, error) {
 	}
 	path = filepath.Clean(path)
 	if fd, ok := openFast(path); ok {
-		return &folder{f: os.NewFile(uintptr(fd), path), path: path}, nil
+		return &Folder{f: os.NewFile(uintptr(fd), path), path: path}, nil
 	}
 	fd, err := unix.Open("/", oPath|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -104,23 +104,11 @@ func openFolder(path string, create bool) (*folder, error) {
 		unix.Close(fd)
 		fd, here = next, filepath.Join(here, name)
 	}
-	return &folder{f: os.NewFile(uintptr(fd), path), path: path}, nil
-}
-
-// An UnsafeLinkError is a symbolic link on the way to a file that someone
-// other than root or this user could have planted or swapped; it is not
-// followed.
-type UnsafeLinkError struct {
-	Link string
-	Why  string
-}
-
-func (e *UnsafeLinkError) Error() string {
-	return "folder " + e.Link + " is a symbolic link " + e.Why + "; not followed"
+	return &Folder{f: os.NewFile(uintptr(fd), path), path: path}, nil
 }
 
 // trustedLink returns the target of the link name in the folder dirfd if
-// the link can be trusted (see [openFolder]).
+// the link can be trusted (see [OpenFolder]).
 func trustedLink(dirfd int, name string, st *unix.Stat_t, link, dir string) (string, error) {
 	me := uint32(os.Geteuid())
 	var dst unix.Stat_t
@@ -143,18 +131,22 @@ func trustedLink(dirfd int, name string, st *unix.Stat_t, link, dir string) (str
 	return string(buf[:n]), nil
 }
 
-func (d *folder) fd() int { return int(d.f.Fd()) }
+func (d *Folder) fd() int { return int(d.f.Fd()) }
 
 // Close closes the folder.
-func (d *folder) Close() error { return d.f.Close() }
+func (d *Folder) Close() error { return d.f.Close() }
 
-// stat describes the folder itself, for [checkOwnerIn].
-func (d *folder) stat() (fs.FileInfo, error) { return d.f.Stat() }
+// Path returns the folder's path, as it was given (made absolute and
+// clean).
+func (d *Folder) Path() string { return d.path }
 
-// open opens name in the folder with flag, never following a symbolic
+// Stat describes the folder itself, for [CheckOwner].
+func (d *Folder) Stat() (fs.FileInfo, error) { return d.f.Stat() }
+
+// Open opens name in the folder with flag, never following a symbolic
 // link and never hanging on a FIFO (O_NONBLOCK stays set; clear it with
-// setBlocking). Errors are *fs.PathError naming path.
-func (d *folder) open(name, path string, flag int, perm fs.FileMode) (*os.File, error) {
+// [SetBlocking]). Errors are *fs.PathError naming path.
+func (d *Folder) Open(name, path string, flag int, perm fs.FileMode) (*os.File, error) {
 	fd, err := unix.Openat(d.fd(), name, flag|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, uint32(perm.Perm()))
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
@@ -162,9 +154,9 @@ func (d *folder) open(name, path string, flag int, perm fs.FileMode) (*os.File, 
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// sameFile reports whether name in the folder, not followed if a link,
+// SameFile reports whether name in the folder, not followed if a link,
 // is the file f has open.
-func (d *folder) sameFile(name string, f *os.File) bool {
+func (d *Folder) SameFile(name string, f *os.File) bool {
 	var a, b unix.Stat_t
 	if unix.Fstat(int(f.Fd()), &a) != nil || unix.Fstatat(d.fd(), name, &b, unix.AT_SYMLINK_NOFOLLOW) != nil {
 		return false
@@ -172,53 +164,40 @@ func (d *folder) sameFile(name string, f *os.File) bool {
 	return a.Dev == b.Dev && a.Ino == b.Ino
 }
 
-// remove unlinks name in the folder.
-func (d *folder) remove(name string) error {
+// Remove unlinks name in the folder.
+func (d *Folder) Remove(name string) error {
 	if err := unix.Unlinkat(d.fd(), name, 0); err != nil {
 		return &fs.PathError{Op: "remove", Path: filepath.Join(d.path, name), Err: err}
 	}
 	return nil
 }
 
-// rename renames old to new, both in the folder.
-func (d *folder) rename(old, new string) error {
+// Rename renames old to new, both in the folder.
+func (d *Folder) Rename(old, new string) error {
 	if err := unix.Renameat(d.fd(), old, d.fd(), new); err != nil {
 		return &os.LinkError{Op: "rename", Old: old, New: new, Err: err}
 	}
 	return nil
 }
 
-// readable opens the folder itself for reading its names or taking a
-// flock on it.
-func (d *folder) readable() (*os.File, error) {
+// ReadDir reads the folder's entries, in directory order.
+func (d *Folder) ReadDir() ([]fs.DirEntry, error) {
 	fd, err := unix.Openat(d.fd(), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: d.path, Err: err}
 	}
-	return os.NewFile(uintptr(fd), d.path), nil
+	dir := os.NewFile(uintptr(fd), d.path)
+	defer dir.Close()
+	return dir.ReadDir(-1)
 }
 
-// errBusy: a flock taken without waiting is held by another.
-var errBusy = errors.New("busy")
+// SetBlocking clears O_NONBLOCK on a file [Folder.Open] opened, which was
+// only there so that opening a FIFO planted at the path could not hang.
+func SetBlocking(f *os.File) error { return unix.SetNonblock(int(f.Fd()), false) }
 
-// flock takes a flock(2) on f, shared or exclusive, without waiting. A
-// flock belongs to the open file, so two in one process exclude each
-// other as two processes do, and the kernel drops it when its holder dies.
-func flock(f *os.File, exclusive bool) error {
-	how := unix.LOCK_SH
-	if exclusive {
-		how = unix.LOCK_EX
-	}
-	err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
-	if err == unix.EWOULDBLOCK {
-		return errBusy
-	}
-	return err
-}
+// IsSymlinkErr reports whether an open by [Folder.Open] (O_NOFOLLOW)
+// failed on a symbolic link.
+func IsSymlinkErr(err error) bool { return errors.Is(err, unix.ELOOP) }
 
-// fchmod sets f's mode through its descriptor, never through a path that
-// may have been swapped.
-func fchmod(f *os.File, mode fs.FileMode) error { return f.Chmod(mode) }
-
-// funlock lets go of f's flock.
-func funlock(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_UN) }
+// IsDirErr reports whether an open for writing failed on a directory.
+func IsDirErr(err error) bool { return errors.Is(err, unix.EISDIR) }

@@ -1,4 +1,4 @@
-package nodes_test
+package pidfile_test
 
 import (
 	"testing"

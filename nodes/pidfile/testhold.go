@@ -1,4 +1,4 @@
-package nodes
+package pidfile
 
 import (
 	"os"

@@ -1,19 +1,12 @@
 //go:build unix
 
-package nodes
+package pidfile
 
 import (
 	"errors"
 	"os"
-	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
-)
-
-const (
-	oNoFollow = syscall.O_NOFOLLOW
-	oNonblock = syscall.O_NONBLOCK
 )
 
 // errWouldBlock is what setlk returns when another process holds the lock.
@@ -50,15 +43,3 @@ func getlk(f *os.File) (lockSeen, error) {
 	}
 	return lockSeen{locked: true, write: lk.Type == unix.F_WRLCK, start: lk.Start, len: lk.Len, pid: int(lk.Pid)}, nil
 }
-
-// setBlocking clears O_NONBLOCK, which was only there so that opening a
-// FIFO planted at the path could not hang.
-func setBlocking(f *os.File) error { return syscall.SetNonblock(int(f.Fd()), false) }
-
-func sleep(ns int) { time.Sleep(time.Duration(ns)) }
-
-// isSymlinkErr reports whether an O_NOFOLLOW open failed on a symbolic link.
-func isSymlinkErr(err error) bool { return errors.Is(err, syscall.ELOOP) }
-
-// isDirErr reports whether an open for writing failed on a directory.
-func isDirErr(err error) bool { return errors.Is(err, syscall.EISDIR) }

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package nodes
+package safefs
 
 import "golang.org/x/sys/unix"
 

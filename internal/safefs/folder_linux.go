@@ -1,4 +1,4 @@
-package nodes
+package safefs
 
 import "golang.org/x/sys/unix"
 

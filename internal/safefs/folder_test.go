@@ -1,0 +1,91 @@
+//go:build unix
+
+package safefs_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/multi-launcher/multi/internal/safefs"
+)
+
+// nobody is the other user of these tests: the owner of the folder root
+// was given, who plants links in it.
+const nobody = 65534
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to make links and folders of another user")
+	}
+}
+
+// A symbolic link on the way to a file is followed only when nobody but
+// root (or this user) could have made or swapped it; each case below
+// fails one rule only, and nothing is created where the link points.
+func TestFolderLinks(t *testing.T) {
+	needRoot(t)
+	t.Parallel()
+	base := t.TempDir()
+	os.Chmod(base, 0o755)
+	outside := filepath.Join(base, "outside")
+	os.Mkdir(outside, 0o755)
+	mk := func(dir string, mode os.FileMode, uid int) string {
+		t.Helper()
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(dir, mode)
+		os.Chown(dir, uid, uid)
+		return dir
+	}
+	link := func(dir string, uid int) string {
+		t.Helper()
+		l := filepath.Join(dir, "l")
+		if err := os.Symlink(outside, l); err != nil {
+			t.Fatal(err)
+		}
+		os.Lchown(l, uid, uid)
+		return l
+	}
+	for _, c := range []struct {
+		name string
+		mode os.FileMode
+		// uids of the folder and of the link in it
+		dirUID, linkUID int
+		want            string // "" when the link is followed
+	}{
+		{"link-of-another-user", 0o755, 0, nobody, "owned by uid 65534, who could point it anywhere"},
+		{"folder-of-another-user", 0o755, nobody, 0, "a folder of uid 65534, who could swap it"},
+		{"folder-others-write", 0o777, 0, 0, "which others can write to (mode 777)"},
+		{"root-link-root-folder", 0o755, 0, 0, ""},
+		{"root-link-sticky-folder", 0o777 | os.ModeSticky, 0, 0, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := mk(filepath.Join(base, c.name), c.mode, c.dirUID)
+			l := link(dir, c.linkUID)
+			target := filepath.Join(outside, c.name)
+			d, err := safefs.OpenFolder(filepath.Join(l, c.name), true)
+			if err == nil {
+				d.Close()
+			}
+			_, serr := os.Stat(target)
+			if c.want == "" {
+				if err != nil || serr != nil {
+					t.Errorf("trusted link not followed: %v, %v", err, serr)
+				}
+				return
+			}
+			var le *safefs.UnsafeLinkError
+			if !errors.As(err, &le) || le.Link != l || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("OpenFolder through %s: %v; want an UnsafeLinkError saying %q", l, err, c.want)
+			}
+			if serr == nil {
+				t.Errorf("%s was created through the link", target)
+			}
+		})
+	}
+}

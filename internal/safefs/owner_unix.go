@@ -1,0 +1,51 @@
+//go:build unix
+
+package safefs
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// CheckOwner refuses a pidfile, logfile or record, already open and
+// described by st, that another user owns in a folder that someone else
+// than this user or root can write to: a group- or world-writable folder
+// such as /tmp, or one another user owns. Such a file may have been
+// planted there, to make multi signal a process of the planter's choosing,
+// to stop a node from starting, or to run a command of theirs from a
+// record. Files of this user or of root, and files in folders only this
+// user or root can write to, are accepted. dst describes dir, the folder
+// the file was opened in (see [Folder.Stat]).
+func CheckOwner(st fs.FileInfo, dir string, dst fs.FileInfo) error {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	uid, me := int(sys.Uid), os.Geteuid()
+	if uid == me || uid == 0 {
+		return nil
+	}
+	dsys, ok := dst.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	downer := int(dsys.Uid)
+	if dst.Mode().Perm()&0o022 == 0 && (downer == me || downer == 0) {
+		return nil
+	}
+	return fmt.Errorf("owned by uid %d, not by this user (uid %d) or root, in %s, which others can write to (owner uid %d, mode %s); refusing it",
+		uid, me, dir, downer, dst.Mode())
+}
+
+// CheckOneLink refuses a file with more than one name: a hard link
+// planted in the folder to a file elsewhere (a file of root's, where
+// fs.protected_hardlinks is off) would have root write, truncate or chmod
+// that file. A pidfile, logfile or lock file multi made has one name.
+func CheckOneLink(st fs.FileInfo) error {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
+		return fmt.Errorf("has %d hard links, so it may be a file outside the folder; refusing it", sys.Nlink)
+	}
+	return nil
+}

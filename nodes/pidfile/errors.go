@@ -1,0 +1,88 @@
+package pidfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+
+	"github.com/multi-launcher/multi/internal/safefs"
+)
+
+// ErrAlreadyRunning is matched (with [errors.Is]) by the error [Acquire] and
+// [RemoveStale] return when another process holds the pidfile's lock.
+var ErrAlreadyRunning = errors.New("already running")
+
+// ErrBadPidfile is matched by errors about a pidfile that is not a regular
+// file, or whose text is not a valid pid.
+var ErrBadPidfile = errors.New("bad pidfile")
+
+// A HeldError reports that a live process holds a pidfile's lock.
+type HeldError struct {
+	Path string
+	// PID is the holder, from the kernel; 0 when it cannot be seen from here.
+	PID int
+}
+
+func (e *HeldError) Error() string {
+	if e.PID <= 0 {
+		return "already running (lock held by a process in another pid namespace)"
+	}
+	return "already running (pid " + strconv.Itoa(e.PID) + ")"
+}
+
+// Is makes errors.Is(err, ErrAlreadyRunning) true.
+func (e *HeldError) Is(target error) bool { return target == ErrAlreadyRunning }
+
+// ErrForeignLock is matched by a [*ForeignError].
+var ErrForeignLock = errors.New("locked, but not by a node")
+
+// A ForeignError reports a pidfile locked by something that is not a node
+// (see [Foreign]): its holder is never taken for the node nor signalled.
+type ForeignError struct {
+	Path string
+	// PID is the locker as the kernel names it: -1 for an OFD lock, 0 for
+	// a process in another pid namespace.
+	PID int
+	// Kind describes the lock: "read lock", "OFD write lock", "write lock
+	// on bytes 0-9".
+	Kind string
+}
+
+func (e *ForeignError) Error() string {
+	who := "pid " + strconv.Itoa(e.PID)
+	switch {
+	case e.PID < 0:
+		who = "a process F_GETLK cannot name"
+	case e.PID == 0:
+		who = "a process in another pid namespace"
+	}
+	return "pidfile " + e.Path + ": " + e.Kind + " held by " + who + ", not a node's lock (not signalled)"
+}
+
+// Is makes errors.Is(err, ErrForeignLock) true.
+func (e *ForeignError) Is(target error) bool { return target == ErrForeignLock }
+
+// OFD reports whether the lock is an OFD lock, which may be another
+// multi's brief lock, let go within moments.
+func (e *ForeignError) OFD() bool { return e.PID < 0 }
+
+// describeOpenErr names the pidfile in an error from opening it, and
+// tells a planted link or directory (ErrBadPidfile) from any other error.
+func describeOpenErr(path string, err error) error {
+	var le *safefs.UnsafeLinkError
+	if errors.As(err, &le) {
+		return fmt.Errorf("%w: %s: %w", ErrBadPidfile, path, err)
+	}
+	if safefs.IsSymlinkErr(err) {
+		return fmt.Errorf("%w: %s is a symbolic link (not followed)", ErrBadPidfile, path)
+	}
+	if safefs.IsDirErr(err) {
+		return fmt.Errorf("%w: %s is a directory", ErrBadPidfile, path)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		return fmt.Errorf("pidfile %s: %w", path, pe.Err)
+	}
+	return fmt.Errorf("pidfile %s: %w", path, err)
+}

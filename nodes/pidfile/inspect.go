@@ -1,0 +1,156 @@
+package pidfile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+)
+
+// BriefWait bounds how long multi waits for a lock that may be another
+// multi's brief one (an OFD lock, or a node's exec step that has locked
+// its pidfile but not yet written its pid) to go or to settle.
+const BriefWait = 500 * time.Millisecond
+
+// lockSeen is what F_GETLK reports about the lock that would stop a
+// whole-file write lock.
+type lockSeen struct {
+	locked, write bool
+	start, len    int64
+	pid           int
+}
+
+// classify tells a node's lock (a POSIX write lock on the whole file) from
+// any other.
+func classify(l lockSeen, path string) (State, int, error) {
+	switch {
+	case !l.locked:
+		return Stale, 0, nil
+	case l.write && l.start == 0 && l.len == 0 && l.pid > 0:
+		return Running, l.pid, nil
+	case l.write && l.start == 0 && l.len == 0 && l.pid == 0:
+		return Elsewhere, 0, nil
+	}
+	kind := "read lock"
+	if l.write {
+		kind = "write lock"
+	}
+	if l.pid < 0 {
+		kind = "OFD " + kind
+	}
+	switch {
+	case l.start != 0 && l.len == 0:
+		kind += fmt.Sprintf(" on bytes %d to the end", l.start)
+	case l.len != 0:
+		kind += fmt.Sprintf(" on bytes %d-%d", l.start, l.start+l.len-1)
+	}
+	return Foreign, 0, &ForeignError{Path: path, PID: l.pid, Kind: kind}
+}
+
+// Inspect reports the state of the pidfile at path without changing it. An
+// absent file is not an error. A symbolic link, a directory or any other
+// non-regular file is, and so is a file this process cannot open.
+func Inspect(path string) (Info, error) {
+	unlock := lockPath(path)
+	defer unlock()
+	info := Info{Path: path}
+	if owned(path) {
+		info.State, info.PID, info.FilePID = Running, os.Getpid(), os.Getpid()
+		return info, nil
+	}
+	h, err := openHandle(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return info, nil
+	}
+	if err != nil {
+		return info, err
+	}
+	defer h.f.Close()
+	return h.Snapshot()
+}
+
+// Snapshot reports the lock on the open file, as [Inspect] does: who holds
+// it, of what kind, and the pid the file's text names.
+func (h *Handle) Snapshot() (Info, error) {
+	info := Info{Path: h.path}
+	l, err := getlk(h.f)
+	if err != nil {
+		return info, fmt.Errorf("pidfile %s: lock test: %w", h.path, err)
+	}
+	info.State, info.PID, info.LockErr = classify(l, h.path)
+	info.FilePID, info.FileErr = h.ReadPID()
+	return info, nil
+}
+
+// A Handle is a pidfile opened for reading, so that its lock can be tested
+// again and again on the same file, even after it is unlinked or replaced.
+// Close it before anything in this process locks or removes the same path.
+type Handle struct {
+	f    *os.File
+	path string
+}
+
+// Open opens the pidfile at path for lock tests. The error wraps
+// [fs.ErrNotExist] when there is no pidfile.
+func Open(path string) (*Handle, error) {
+	unlock := lockPath(path)
+	defer unlock()
+	return openHandle(path)
+}
+
+func openHandle(path string) (*Handle, error) {
+	f, err := openPidfile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &Handle{f: f, path: path}, nil
+}
+
+// Path returns the path the handle was opened at.
+func (h *Handle) Path() string { return h.path }
+
+// Holder asks the kernel who holds the lock on the open file: Stale when
+// nobody does, Running with the holder's pid, Elsewhere, or Foreign (a
+// lock that is not a node's; see [Handle.Snapshot] for what it is).
+func (h *Handle) Holder() (State, int, error) { return h.holder() }
+
+func (h *Handle) holder() (State, int, error) {
+	l, err := getlk(h.f)
+	if err != nil {
+		return Stale, 0, fmt.Errorf("pidfile %s: lock test: %w", h.path, err)
+	}
+	state, pid, _ := classify(l, h.path)
+	return state, pid, nil
+}
+
+// SameFile reports whether the path still names the file the handle has
+// open.
+func (h *Handle) SameFile() bool {
+	a, err := h.f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Lstat(h.path)
+	return err == nil && os.SameFile(a, b)
+}
+
+// ReadPID parses the pid on the file's first line (see [ParsePID]).
+func (h *Handle) ReadPID() (int, error) {
+	buf := make([]byte, 32)
+	n, err := h.f.ReadAt(buf, 0)
+	if err != nil && err != io.EOF {
+		return 0, err
+	}
+	return ParsePID(buf[:n])
+}
+
+// Close closes the handle. It waits for any lock this process holds on the
+// same path to be let go first, since closing any descriptor of a file drops
+// every POSIX lock the process holds on it.
+func (h *Handle) Close() error {
+	unlock := lockPath(h.path)
+	defer unlock()
+	return h.f.Close()
+}

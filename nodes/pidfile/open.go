@@ -1,0 +1,95 @@
+package pidfile
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/multi-launcher/multi/internal/safefs"
+)
+
+// openPidfile opens path with flag, never following a symbolic link (in
+// its folders too, see [safefs.OpenFolder]), and returns it only if it is a
+// regular file nobody planted (see checkRegularIn). O_NONBLOCK: a FIFO
+// planted at the path must not hang the open. With O_CREATE the missing
+// folders are made. An absent file gives an error that wraps
+// [fs.ErrNotExist].
+func openPidfile(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	d, err := safefs.OpenFolder(filepath.Dir(path), flag&os.O_CREATE != 0)
+	if err != nil {
+		return nil, describeOpenErr(path, err)
+	}
+	defer d.Close()
+	f, err := d.Open(filepath.Base(path), path, flag, perm)
+	if err != nil {
+		return nil, describeOpenErr(path, err)
+	}
+	if err := checkRegularIn(f, path, d); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// checkRegularIn refuses, on the open file, anything but a regular file,
+// and a file that another user owns in a folder others can write to (see
+// [safefs.CheckOwner]); d is the folder it was opened in.
+func checkRegularIn(f *os.File, path string, d *safefs.Folder) error {
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("pidfile %s: %w", path, safefs.BareErr(err))
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%w: %s is %s, not a regular file", ErrBadPidfile, path, safefs.DescribeType(st.Mode()))
+	}
+	dst, err := d.Stat()
+	if err != nil {
+		return fmt.Errorf("pidfile %s: folder: %w", path, safefs.BareErr(err))
+	}
+	if err := safefs.CheckOwner(st, d.Path(), dst); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrBadPidfile, path, err)
+	}
+	if err := safefs.CheckOneLink(st); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrBadPidfile, path, err)
+	}
+	return nil
+}
+
+// POSIX locks belong to the process, and closing any descriptor of a file
+// drops every lock the process holds on it. So operations in this process
+// that lock, or close a descriptor of, the same pidfile take turns.
+var (
+	pathMu   sync.Mutex
+	pathLock = map[string]*sync.Mutex{}
+	ownedSet = map[string]bool{}
+)
+
+func lockPath(path string) (unlock func()) {
+	pathMu.Lock()
+	mu := pathLock[path]
+	if mu == nil {
+		mu = new(sync.Mutex)
+		pathLock[path] = mu
+	}
+	pathMu.Unlock()
+	mu.Lock()
+	return mu.Unlock
+}
+
+func owned(path string) bool {
+	pathMu.Lock()
+	defer pathMu.Unlock()
+	return ownedSet[path]
+}
+
+func setOwned(path string, on bool) {
+	pathMu.Lock()
+	defer pathMu.Unlock()
+	if on {
+		ownedSet[path] = true
+	} else {
+		delete(ownedSet, path)
+	}
+}

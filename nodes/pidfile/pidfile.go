@@ -1,0 +1,126 @@
+// Package pidfile creates, locks, inspects and removes pidfiles whose
+// lock, not their text, says whether a process is alive.
+//
+// A pidfile holds a pid on its first line and is locked, with a POSIX
+// record lock (fcntl F_SETLK) over the whole file, by its process for the
+// whole of that process's life. The kernel drops the lock when the
+// process dies, SIGKILL included, so a pidfile that nobody has locked is
+// stale, whatever pid it names. Package pidfile owns that lock and what
+// can be learned from it:
+//
+//   - [Acquire] takes it and returns a [Lock], whose [Lock.Release]
+//     removes the file and lets go; [OwnFromEnv] does the same for a Go
+//     program that multi started and that locks its own pidfile;
+//   - [Inspect] asks the kernel who holds it (F_GETLK), as an [Info] in a
+//     [State]; [Open] returns a [Handle] that asks again and again;
+//   - [RemoveStale] removes a pidfile nobody holds, under a brief lock of
+//     its own so that it never removes a live one;
+//   - [ParsePID] reads the text, which is only a hint.
+//
+// Pidfiles are opened without following a symbolic link that someone
+// else could have planted (see package internal/safefs). The locks are
+// POSIX record locks on unix (lock_unix.go; multi's brief lock is an OFD
+// lock on Linux, brief_linux.go); elsewhere every operation that locks
+// fails with [errors.ErrUnsupported] (lock_other.go).
+//
+// POSIX locks belong to the process, and closing any descriptor of a
+// locked file drops them all: within one process, the operations of this
+// package on one path take turns, and a program must not open and close
+// its own pidfile by other means.
+package pidfile
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+)
+
+// State is what the kernel says about a pidfile.
+type State int
+
+const (
+	// Absent: there is no pidfile.
+	Absent State = iota
+	// Stale: the pidfile exists but no process holds its lock, whatever
+	// pid it names.
+	Stale
+	// Running: a process this one can see holds the lock; Info.PID is it.
+	Running
+	// Elsewhere: a whole-file POSIX write lock, a node's, is held by a
+	// process this one cannot name: one in a pid namespace it cannot see
+	// (the kernel reports pid 0). It must not be signalled.
+	Elsewhere
+	// Foreign: the pidfile is locked, but not the way a node locks it: a
+	// read lock, an OFD lock (multi's own brief lock, or another
+	// program's), or a lock on part of the file. Its holder is not the
+	// node and is never signalled; Info.LockErr names it.
+	Foreign
+)
+
+// String returns the state as status prints it: "stopped" for Absent,
+// "stale", "running" or "elsewhere".
+func (s State) String() string {
+	switch s {
+	case Absent:
+		return "stopped"
+	case Stale:
+		return "stale"
+	case Running:
+		return "running"
+	case Elsewhere:
+		return "elsewhere"
+	case Foreign:
+		return "foreign"
+	}
+	return "State(" + strconv.Itoa(int(s)) + ")"
+}
+
+// MaxPID is the largest pid Linux can hand out (PID_MAX_LIMIT on 64-bit).
+const MaxPID = 1 << 22
+
+// Info is a snapshot of a pidfile: the kernel's view of its lock and the
+// pid its text names.
+type Info struct {
+	Path  string
+	State State
+	// PID is the lock holder as the kernel names it; 0 unless Running.
+	PID int
+	// LockErr is a [*ForeignError] naming the locker when State is
+	// Foreign, else nil.
+	LockErr error
+	// FilePID is the pid on the file's first line; 0 when the file is
+	// absent or its text is not a valid pid (FileErr says why).
+	FilePID int
+	FileErr error
+}
+
+// Mismatch reports whether the file's text names another pid than the
+// lock holder. The holder is the truth; the text is only a hint for tools
+// that cannot ask the kernel.
+func (i Info) Mismatch() bool { return i.State == Running && i.FilePID != i.PID }
+
+// ParsePID parses a pidfile's text: decimal digits and a newline on the
+// first line, nothing else on it, a value from 2 to [MaxPID]. Signs, spaces
+// and missing newlines are refused rather than guessed at.
+func ParsePID(b []byte) (int, error) {
+	line, _, ok := bytes.Cut(b, []byte("\n"))
+	switch {
+	case len(b) == 0:
+		return 0, fmt.Errorf("%w: empty", ErrBadPidfile)
+	case !ok:
+		return 0, fmt.Errorf("%w: no newline after the pid", ErrBadPidfile)
+	case len(line) == 0 || len(line) > 7:
+		return 0, fmt.Errorf("%w: first line is not a pid", ErrBadPidfile)
+	}
+	pid := 0
+	for _, c := range line {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("%w: first line %q is not a pid", ErrBadPidfile, line)
+		}
+		pid = pid*10 + int(c-'0')
+	}
+	if pid < 2 || pid > MaxPID || line[0] == '0' {
+		return 0, fmt.Errorf("%w: pid %s out of range", ErrBadPidfile, line)
+	}
+	return pid, nil
+}

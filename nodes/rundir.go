@@ -1,0 +1,132 @@
+package nodes
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/multi-launcher/multi/internal/safefs"
+)
+
+// The rundir's lock file, and the temp files of record writers that died
+// before their rename: what keeps a killed start from leaving one behind.
+
+// tempRecord matches the temp files WriteRecord makes, and those that
+// os.CreateTemp made in earlier versions: ".NAME.tmpDIGITS".
+var tempRecord = regexp.MustCompile(`^\..+\.tmp[0-9]+$`)
+
+// runLock is the rundir's lock file (see cleanTemps). Mode 0600: flock
+// needs only an open descriptor, so a file others could open would let
+// any local user block every start (a lock on the folder itself would).
+const runLock = ".records.lock"
+
+// openRunLock opens the rundir's lock file as carefully as a pidfile, and
+// with create makes it if it is missing. Only writers create it, so that a
+// command that only reads leaves the rundir as it found it.
+func openRunLock(d *safefs.Folder, create bool) (*os.File, error) {
+	path := filepath.Join(d.Path(), runLock)
+	flag := os.O_RDWR
+	if create {
+		flag |= os.O_CREATE
+	}
+	f, err := d.Open(runLock, path, flag, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s is %s, not a regular file", path, safefs.DescribeType(st.Mode()))
+	}
+	if err == nil {
+		var dst fs.FileInfo
+		if dst, err = d.Stat(); err == nil {
+			err = safefs.CheckOwner(st, d.Path(), dst)
+		}
+	}
+	if err == nil {
+		err = safefs.CheckOneLink(st)
+	}
+	if err == nil && st.Mode().Perm() != 0o600 {
+		err = f.Chmod(0o600)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// cleanTemps removes the temp files of record writers that died before
+// their rename (killed mid-start), when it can take the flock of the
+// rundir's lock file lk exclusively: then no writer is at work. A writer
+// holds it shared from before its temp file exists until after the
+// rename; the kernel drops it when the writer dies.
+func cleanTemps(d *safefs.Folder, lk *os.File) {
+	if flock(lk, true) != nil {
+		return
+	}
+	defer funlock(lk)
+	entries, err := d.ReadDir()
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if tempRecord.MatchString(e.Name()) {
+			d.Remove(e.Name()) // in the rundir itself, whatever it is
+		}
+	}
+}
+
+// lockShared takes the rundir's flock shared, waiting up to about a second
+// for a command cleaning leftovers (microseconds) to finish.
+func lockShared(lk *os.File) error {
+	for try := 0; ; try++ {
+		err := flock(lk, false)
+		if err != errBusy || try >= 40 {
+			if err != nil {
+				return fmt.Errorf("cannot lock the folder: %w", err)
+			}
+			return nil
+		}
+		// 50µs doubling to 10ms, as a pidfile's brief lock is waited out.
+		time.Sleep(time.Duration(50*1000) << min(try, 8))
+	}
+}
+
+// recordWaitEnv names a FIFO that the first WriteRecord of a process
+// opens, and so waits on, once its temp file exists: only for tests that
+// kill a start there or swap the temp file. Only the first: a start
+// writes the record again once its node runs.
+const recordWaitEnv = "_MULTI_TEST_RECORD_WAIT"
+
+var recordWaitOnce sync.Once
+
+func recordWait() {
+	recordWaitOnce.Do(func() {
+		if p := os.Getenv(recordWaitEnv); p != "" {
+			if f, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil {
+				f.Close()
+			}
+		}
+	})
+}
+
+// cleanRunDir removes the temp files that killed record writers left in
+// rundir (see cleanTemps); an absent rundir, one without a lock file (no
+// writer ever made a temp file there), or one whose lock file this user
+// cannot open, is left alone.
+func cleanRunDir(rundir string) {
+	d, err := safefs.OpenFolder(rundir, false)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	if lk, err := openRunLock(d, false); err == nil {
+		cleanTemps(d, lk)
+		lk.Close()
+	}
+}
