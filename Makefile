@@ -4,7 +4,7 @@ BIN := bin/multi
 
 PREFIX ?= /usr/local
 
-.PHONY: build test vet vet-cross fmt-check demo clean fuzz bench install
+.PHONY: build test test-contrib vet vet-cross fmt-check demo clean fuzz bench install
 
 # --version names the commit: the go command records it itself (not in a git
 # worktree, nor with GOFLAGS=-buildvcs=false), so make passes it too.
@@ -32,9 +32,15 @@ RACE := $(shell [ "$$($(GO) env CGO_ENABLED)" = 1 ] && command -v "$$($(GO) env 
 
 # vet (here and for other systems), gofmt, then every test with the race detector when there is a
 # C compiler (the integration scripts then build and drive a race-enabled binary too).
-test: vet vet-cross fmt-check
+test: vet vet-cross fmt-check test-contrib
 	@[ -n "$(RACE)" ] || echo "make test: -race needs cgo and a C compiler (CGO_ENABLED=$$($(GO) env CGO_ENABLED), CC=$$($(GO) env CC)): running the tests WITHOUT the race detector"
 	$(GO) test $(RACE) -count=1 ./...
+
+# The recipes in contrib/ (Kubernetes, Nomad) checked offline against the
+# real API types, in a module of its own so that multi's go.mod stays as it
+# is (fetches k8s.io/api and hcl through the Go module proxy once).
+test-contrib:
+	cd contrib/manifests && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 demo: build
 	@bash testdata/demo.sh $(BIN)

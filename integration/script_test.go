@@ -114,6 +114,14 @@ func scriptParams(t *testing.T) testscript.Params {
 			"cleanup":  cmdCleanup,
 			"waitgrep": cmdWaitGrep,
 			"selflock": cmdSelfLock,
+			// multi run as a container's pid 1 (run_linux_test.go).
+			"nsrun":      cmdNsRun,
+			"nswait":     cmdNsWait,
+			"held":       cmdHeld,
+			"orphan":     cmdOrphan,
+			"reaped":     cmdReaped,
+			"notifysock": cmdNotifySock,
+			"lockwaiter": cmdLockWaiter,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {

@@ -36,12 +36,19 @@
 // zombies and recycled pids do not matter. Then it removes the pidfile,
 // after locking it itself and checking it is still the same file.
 //
+// # In the foreground
+//
+// [Cluster.Run] starts the nodes as Start does and stays, as a container's
+// PID 1 or a systemd Type=notify service: it reaps, forwards signals, stops
+// every node on TERM and applies [RunOptions.OnExit] to a node that exits.
+//
 // # Files
 //
 // One concept per file: multi.go (Cluster, Result), errors.go, signal.go
 // (signal names, the pids never signalled), start.go, settle.go (the
 // settle window), stop.go (Stop, StopWait, Kill), restart.go, status.go,
-// lost.go (nodes that lost their lock). Unix: the exec step in
+// lost.go (nodes that lost their lock), run.go (Run, its options and
+// exit status; the reaper and signals in run_unix.go and reaper_unix.go). Unix: the exec step in
 // step_unix.go, starting and confirming a node in spawn_unix.go and
 // selflock_unix.go, signalling through the lock in signal_unix.go. Linux:
 // pidfds in signal_linux.go and lost_linux.go, reaping in reap_linux.go,

@@ -35,9 +35,9 @@ func awaitOwnLock(cmd *exec.Cmd, n nodes.Node, timeout time.Duration) (*os.Proce
 		if !exited(pid) {
 			killChild(pid)
 		}
-		state, werr := cmd.Process.Wait()
+		ws, werr := waitChild(cmd)
 		if werr == nil && err == nil {
-			err = fmt.Errorf("%w before taking its lock (%s; see %s)", ErrExitedAtOnce, describeExit(state), n.LogFile)
+			err = &exitError{status: ws, err: fmt.Errorf("%w before taking its lock (%s; see %s)", ErrExitedAtOnce, describeExit(ws), n.LogFile)}
 		}
 		return nil, err
 	}

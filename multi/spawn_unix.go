@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strconv"
@@ -50,16 +51,24 @@ func spawn(n nodes.Node, env []string, lockTimeout time.Duration) (*child, error
 		ExtraFiles:  []*os.File{w},
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
-	err = cmd.Start()
+	started := prepareRun(cmd, n)
+	err = startChild(cmd)
 	w.Close()
+	started(err)
 	if err != nil {
 		return nil, err
 	}
 	ch.cmd, ch.pid = cmd, cmd.Process.Pid
 	msg, _ := io.ReadAll(r)
 	if len(msg) > 0 {
-		cmd.Wait()
+		waitChild(cmd)
 		kind, text, _ := bytes.Cut(msg, []byte(" "))
+		switch string(kind) {
+		case "noent":
+			return nil, &stepError{msg: string(text), is: ErrCommandNotFound}
+		case "noexec":
+			return nil, &stepError{msg: string(text), is: ErrCommandNotExecutable}
+		}
 		if string(kind) == "held" {
 			pid, _ := strconv.Atoi(string(text))
 			return nil, &pidfile.HeldError{Path: n.PidFile, PID: pid}
@@ -86,6 +95,9 @@ func spawn(n nodes.Node, env []string, lockTimeout time.Duration) (*child, error
 // letGo hands the child over: reaped when it exits, or with detach
 // released at once.
 func (ch *child) letGo(detach bool) {
+	if handOver(ch.cmd) {
+		return // to Run's reaper
+	}
 	if detach {
 		ch.cmd.Process.Release()
 	} else {
@@ -144,16 +156,16 @@ func (ch *child) confirm() (*os.Process, error) {
 	if !exited(cmd.Process.Pid) {
 		killed = cmd.Process.Signal(syscall.SIGKILL) == nil
 	}
-	state, werr := cmd.Process.Wait()
+	ws, werr := waitChild(cmd)
 	if werr != nil {
 		return nil, werr
 	}
 	pidfile.RemoveStale(n.PidFile) // left behind, unlocked; a new holder's is kept
-	if ws, ok := state.Sys().(syscall.WaitStatus); killed && ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-		return nil, fmt.Errorf("%w; killed it (pid %d; see %s)", errLockDropped, cmd.Process.Pid, n.LogFile)
+	if killed && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+		return nil, fmt.Errorf("%w; killed it (pid %d; see %s)", errLockDropped, cmd.Process.Pid, seeLog(cmd, n))
 	}
-	msg := fmt.Sprintf("(%s; see %s)", describeExit(state), n.LogFile)
-	if ch.logOff >= 0 {
+	msg := fmt.Sprintf("(%s; see %s)", describeExit(ws), seeLog(cmd, n))
+	if ch.logOff >= 0 && cmd.Stdout == nil {
 		if tail := logTail(n.LogFile, ch.logOff, tailLines); tail != "" {
 			msg += "; its log ends: " + tail
 		}
@@ -169,14 +181,51 @@ func (ch *child) confirm() (*os.Process, error) {
 		msg += fmt.Sprintf("; processes of its session remain: %s; the command seems to daemonize itself: run it in the foreground (not signalled)",
 			strings.Join(names, ", "))
 	}
-	return nil, fmt.Errorf("%w %s", ErrExitedAtOnce, msg)
+	return nil, &exitError{status: ws, err: fmt.Errorf("%w %s", ErrExitedAtOnce, msg)}
 }
 
-func describeExit(st *os.ProcessState) string {
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+// seeLog is where the node's output went: its logfile, or under Run,
+// which pipes it (cmd.Stdout is set then), Run's output.
+func seeLog(cmd *exec.Cmd, n nodes.Node) string {
+	if cmd.Stdout != nil {
+		return "its output above"
+	}
+	return n.LogFile
+}
+
+// describeExit says how a process ended: "exit status 3", "killed by KILL".
+func describeExit(ws syscall.WaitStatus) string {
+	if ws.Signaled() {
 		return "killed by " + SignalName(ws.Signal())
 	}
-	return st.String() // "exit status 3"
+	return fmt.Sprintf("exit status %d", ws.ExitStatus())
+}
+
+// waitChild waits for cmd's process, this process's child, to exit and
+// returns how it ended. Under [Cluster.Run] the run's reaper is the only
+// waiter of the process and hands the status over.
+func waitChild(cmd *exec.Cmd) (syscall.WaitStatus, error) {
+	if ws, ok := waitReaped(cmd); ok {
+		return ws, nil
+	}
+	st, err := cmd.Process.Wait()
+	if err != nil {
+		return 0, err
+	}
+	ws, _ := st.Sys().(syscall.WaitStatus)
+	return ws, nil
+}
+
+// execFailKind is how the exec step reports a command it cannot run:
+// "noent" (exit code 127 under run), "noexec" (126), or "fail".
+func execFailKind(err error) string {
+	switch {
+	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
+		return "noent"
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOEXEC):
+		return "noexec"
+	}
+	return "fail"
 }
 
 // tailLines is how many of its last log lines a failed start shows.

@@ -63,6 +63,11 @@ func execStep(args []string, selfLock bool) {
 		fail("fail", errors.New("exec step: bad arguments"))
 	}
 	pidPath, logfile, argv := args[0], args[1], args[3:]
+	// Run mode (see [Cluster.Run]): output to the inherited pipes, and a
+	// held lock waited for.
+	inherit, standby := os.Getenv(stepOutEnv) != "", os.Getenv(stepStandbyEnv) != ""
+	os.Unsetenv(stepOutEnv)
+	os.Unsetenv(stepStandbyEnv)
 
 	var lock *pidfile.Lock
 	if selfLock {
@@ -79,6 +84,9 @@ func execStep(args []string, selfLock bool) {
 		var err error
 		lock, err = pidfile.Acquire(pidPath)
 		var held *pidfile.HeldError
+		for standby && errors.As(err, &held) && awaitLockFree(pidPath) {
+			lock, err = pidfile.Acquire(pidPath)
+		}
 		if errors.As(err, &held) {
 			fail("held", errors.New(strconv.Itoa(held.PID)))
 		}
@@ -96,6 +104,14 @@ func execStep(args []string, selfLock bool) {
 		}
 		fail("fail", err)
 	}
+	// A command that cannot be run says why in a kind of its own, for the
+	// exit codes 127 and 126 of [Cluster.Run].
+	failExec := func(err error) {
+		if lock != nil {
+			lock.Release()
+		}
+		fail(execFailKind(err), err)
+	}
 	path, err := exec.LookPath(argv[0])
 	if errors.Is(err, exec.ErrDot) {
 		// An empty or "." element of $PATH would run whatever was planted
@@ -105,7 +121,7 @@ func execStep(args []string, selfLock bool) {
 		failLocked(fmt.Errorf("exec: %q: not run from the working folder (%s) through an empty or \".\" element of $PATH; write ./%s to run it", argv[0], abs, argv[0]))
 	}
 	if err != nil {
-		failLocked(err)
+		failExec(err)
 	}
 	if p := os.Getenv(stepWaitEnv); p != "" {
 		// Tests stop the step here, its pidfile locked, to kill multi
@@ -115,18 +131,20 @@ func execStep(args []string, selfLock bool) {
 			f.Close()
 		}
 	}
-	// Opened as root, so as carefully as the pidfile: no link followed.
-	log, err := nodes.OpenLogfile(logfile)
-	if err != nil {
-		failLocked(err)
+	if !inherit {
+		// Opened as root, so as carefully as the pidfile: no link followed.
+		log, err := nodes.OpenLogfile(logfile)
+		if err != nil {
+			failLocked(err)
+		}
+		if err := dup2(int(log.Fd()), 1); err != nil {
+			failLocked(fmt.Errorf("logfile %s: %w", logfile, err))
+		}
+		if err := dup2(int(log.Fd()), 2); err != nil {
+			failLocked(fmt.Errorf("logfile %s: %w", logfile, err))
+		}
+		log.Close()
 	}
-	if err := dup2(int(log.Fd()), 1); err != nil {
-		failLocked(fmt.Errorf("logfile %s: %w", logfile, err))
-	}
-	if err := dup2(int(log.Fd()), 2); err != nil {
-		failLocked(fmt.Errorf("logfile %s: %w", logfile, err))
-	}
-	log.Close()
 	os.Setenv(pidfile.EnvPidfile, pidPath)
 	os.Unsetenv(pidfile.EnvPidfileFD)
 	if lock != nil {
@@ -138,7 +156,7 @@ func execStep(args []string, selfLock bool) {
 		os.Setenv(pidfile.EnvPidfileFD, strconv.Itoa(fd))
 	}
 	err = syscall.Exec(path, argv, os.Environ())
-	failLocked(&exec.Error{Name: argv[0], Err: err})
+	failExec(&exec.Error{Name: argv[0], Err: err})
 }
 
 // stepWaitEnv names a FIFO the exec step opens, and so waits on, before

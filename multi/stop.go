@@ -205,6 +205,7 @@ func (s *stopWaiter) giveUp(err error) {
 // did. When it did not, r says why: not running (a stale pidfile is
 // removed), or a failure.
 func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal) bool {
+	c.untagRun(r.Node.Name, op, sig) // before the signal: see runTagExt
 	info, err := signalNode(r.Node.PidFile, 0, sig, c.Group)
 	switch {
 	case errors.Is(err, ErrNotRunning):

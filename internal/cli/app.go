@@ -72,7 +72,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	var in interrupted
-	if errors.As(context.Cause(ctx), &in) {
+	if errors.As(context.Cause(ctx), &in) && app.Metadata[ownSignals] == nil {
 		// As a shell reports a command killed by the signal: 130 for
 		// Ctrl-C, 143 for TERM.
 		return 128 + int(in.sig)
@@ -184,6 +184,7 @@ new COMMAND replaces the record.
    multi restart w2 --timeout=10s
    multi restart w1 -c 8`,
 				true, common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagSettle, flagLost), (*multi.Cluster).Restart, code),
+			runCommand(code),
 			statusCommand(code),
 			logsCommand(code),
 			forgetCommand(code),

@@ -88,7 +88,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"start", "w1"}, "multi start: w1: no command: give one after -- (no record "},
 		{[]string{"restart", "w1"}, "multi restart: w1: no command: give one after -- (no record "},
 		{[]string{"start", "w1", "--lock-timeout=0", "--", "true"}, `multi start: --lock-timeout wants a positive duration (10s, 1m30s) or seconds, not "0"`},
-		{[]string{"stop", "w1", "--", "sleep", "1"}, "multi stop: a command after -- only goes with start, restart, show and get"},
+		{[]string{"stop", "w1", "--", "sleep", "1"}, "multi stop: a command after -- only goes with start, run, restart, show and get"},
 		{[]string{"stop", "w1", "-HUP", "-TERM"}, "multi stop: two signals given (-HUP and -TERM)"},
 		{[]string{"stop", "w1", "-NOSUCH"}, "multi stop: -NOSUCH is neither a flag nor a signal"},
 		{[]string{"stopwait", "w1", "--timeout=soon"}, `multi stopwait: --timeout wants a positive duration (10s, 1m30s) or seconds, not "soon"`},

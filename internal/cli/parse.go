@@ -43,7 +43,7 @@ func parseCommand(c *cli.Context, withSignal bool) (*Args, error) {
 // others refuse both, so that a misspelt flag is never ignored.
 func runsCommand(verb string) bool {
 	switch verb {
-	case "start", "restart", "show", "get":
+	case "start", "run", "restart", "show", "get":
 		return true
 	}
 	return false

@@ -91,21 +91,21 @@ func resolve(c *cli.Context, a *Args) ([]nodes.Node, error) {
 		}
 	}
 	name := c.Command.Name
-	if name == "start" || name == "restart" {
+	if name == "start" || name == "restart" || name == "run" {
 		// Recorded with the node, so that a restart from elsewhere runs
 		// a relative command in the folder it was started from.
 		if wd, err := os.Getwd(); err == nil {
 			spec.Dir = wd
 		}
 	}
-	if name == "start" && len(a.Names) == 0 {
+	if (name == "start" || name == "run") && len(a.Names) == 0 {
 		return nil, usage(c, errors.New("no nodes given"))
 	}
 	if a.HasCommand && len(a.Command) == 0 {
 		return nil, usage(c, errors.New("no command after --"))
 	}
 	if a.HasCommand && !runsCommand(name) {
-		return nil, usage(c, errors.New("a command after -- only goes with start, restart, show and get"))
+		return nil, usage(c, errors.New("a command after -- only goes with start, run, restart, show and get"))
 	}
 	ns, err := spec.Resolve()
 	if err != nil {

@@ -1,0 +1,195 @@
+package multi
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// Errors of a node whose command cannot be run; [Cluster.Run] exits with
+// 127 and 126 for them, as tini and the shells do.
+var (
+	// ErrCommandNotFound: the node's program does not exist (not in $PATH,
+	// or no such file).
+	ErrCommandNotFound = errors.New("command not found")
+	// ErrCommandNotExecutable: the node's program exists but cannot be
+	// executed (no permission, not a program).
+	ErrCommandNotExecutable = errors.New("command not executable")
+)
+
+// OnExit is what [Cluster.Run] does when a node exits on its own.
+type OnExit string
+
+// The policies of [RunOptions.OnExit].
+const (
+	// StopAll stops every other node and ends the run with the node's exit
+	// status, so that the engine (Docker, Kubernetes, systemd, Nomad)
+	// restarts the whole container or unit. As tini and honcho do.
+	StopAll OnExit = "stop-all"
+	// Restart starts the node again after a delay that doubles with each
+	// exit, from [RunOptions.Backoff] up to [RunOptions.MaxBackoff].
+	Restart OnExit = "restart"
+	// Ignore leaves the node down; the others keep running.
+	Ignore OnExit = "ignore"
+)
+
+// ParseOnExit parses the value of --on-exit.
+func ParseOnExit(s string) (OnExit, error) {
+	switch p := OnExit(s); p {
+	case StopAll, Restart, Ignore:
+		return p, nil
+	case "":
+		return StopAll, nil
+	}
+	return "", fmt.Errorf("--on-exit is stop-all, restart or ignore, not %q", s)
+}
+
+// Defaults of [RunOptions].
+const (
+	// DefaultRunTimeout is how long Run waits after the stop signal before
+	// it kills the nodes left, when [Cluster.Timeout] is zero: below
+	// Docker's 10 s, so that the nodes are killed by multi, which then
+	// reports them, and not with multi by the engine.
+	DefaultRunTimeout = 8 * time.Second
+	// DefaultBackoff is the first delay before a restart.
+	DefaultBackoff = time.Second
+	// DefaultMaxBackoff caps the delay before a restart.
+	DefaultMaxBackoff = time.Minute
+)
+
+// RunOptions tune [Cluster.Run]. The zero value is the default.
+type RunOptions struct {
+	// OnExit is what to do when a node exits on its own; "" means
+	// [StopAll].
+	OnExit OnExit
+	// Backoff is the delay before the first restart (OnExit [Restart]); it
+	// doubles with every restart up to MaxBackoff, and starts again from
+	// Backoff once the node has run for MaxBackoff. 0 means
+	// [DefaultBackoff]; MaxBackoff 0 means [DefaultMaxBackoff].
+	Backoff, MaxBackoff time.Duration
+	// Stdout and Stderr, if not nil, get each node's standard output and
+	// error, line by line, each line prefixed with the node's name
+	// ("w1 | text"). If nil, the nodes write to their logfiles, as with
+	// [Cluster.Start].
+	Stdout, Stderr io.Writer
+	// Log gets what Run itself has to say: a node that exited, a restart,
+	// a signal forwarded. nil: nothing is said.
+	Log io.Writer
+	// ReadyFile, if set, is created once every node holds its lock, and
+	// removed when the run stops (a readiness probe: test -e).
+	ReadyFile string
+	// NotifySocket is where READY=1 and STOPPING=1 are sent (systemd's
+	// Type=notify); "" means $NOTIFY_SOCKET, and none when that is unset.
+	// A name starting with '@' is an abstract socket.
+	NotifySocket string
+	// WaitForLock makes a node whose lock is held by another process (in
+	// another container sharing the pidfile folder, say) wait for it
+	// instead of failing the run: the node's exec step blocks in the
+	// kernel (F_SETLKW) and takes the node over the moment the holder
+	// dies. The run is ready only once every node holds its lock.
+	WaitForLock bool
+}
+
+func (o RunOptions) backoff() (first, max time.Duration) {
+	first, max = o.Backoff, o.MaxBackoff
+	if first <= 0 {
+		first = DefaultBackoff
+	}
+	if max <= 0 {
+		max = DefaultMaxBackoff
+	}
+	return first, max
+}
+
+// exitError is a node's process that ended, with how.
+type exitError struct {
+	status syscall.WaitStatus
+	err    error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// ExitCode is the status as tini reports it.
+func (e *exitError) ExitCode() int { return exitCode(e.status) }
+
+// exitCode is a process's end as a shell or tini reports it: its exit
+// code, or 128 plus the signal that killed it.
+func exitCode(ws syscall.WaitStatus) int {
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
+}
+
+// ExitCode is the exit code a failed start of a node gives [Cluster.Run]:
+// the node's own (or 128+signal) when its command exited at once, 127 when
+// the program does not exist, 126 when it cannot be executed, else 1.
+func ExitCode(err error) int {
+	var ec interface{ ExitCode() int }
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ec):
+		return ec.ExitCode()
+	case errors.Is(err, ErrCommandNotFound):
+		return 127
+	case errors.Is(err, ErrCommandNotExecutable):
+		return 126
+	}
+	return 1
+}
+
+// runTagExt names the tag [Cluster.Run] leaves in the rundir for each
+// node it runs: RUNDIR/NAME.run. A stop, stopwait, kill or restart from
+// another shell removes it before it signals the node, so when Run sees
+// the node exit with its tag gone, the node was stopped on purpose and is
+// not a failure. Removed before the signal, the tag is already gone when
+// the exit is seen: no race with the exit, whatever the node's exit code
+// (a celery worker exits 0 on TERM, another program 143).
+const runTagExt = ".run"
+
+func runTagPath(rundir, name string) string {
+	return filepath.Join(rundir, name+runTagExt)
+}
+
+// untagRun removes the node's run tag when op with sig asks the node to
+// end; without a run there is none, and nothing happens.
+func (c *Cluster) untagRun(name string, op string, sig syscall.Signal) {
+	if endsNode(op, sig) {
+		os.Remove(runTagPath(c.rundir(), name))
+	}
+}
+
+// tagRun leaves the node's run tag; it reports whether it could.
+func (c *Cluster) tagRun(name string) error {
+	f, err := os.OpenFile(runTagPath(c.rundir(), name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|noFollow, 0o600)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// tagged reports whether the node's run tag is still there.
+func (c *Cluster) tagged(name string) bool {
+	_, err := os.Lstat(runTagPath(c.rundir(), name))
+	return err == nil
+}
+
+// endsNode reports whether op with sig asks the node to end: stopwait,
+// kill and restart always do; stop does with TERM, INT, QUIT, KILL (not
+// with HUP, USR1 and the like, which ask it to reload or report).
+func endsNode(op string, sig syscall.Signal) bool {
+	if op != "stop" {
+		return true
+	}
+	switch sig {
+	case syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGKILL:
+		return true
+	}
+	return false
+}
