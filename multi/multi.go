@@ -118,6 +118,12 @@ type Cluster struct {
 	// Timeout, if positive, bounds how long StopWait and Restart wait after
 	// Signal before they send SIGKILL. Zero means wait until ctx is done.
 	Timeout time.Duration
+	// Rolling makes Restart restart one node at a time, in order: each
+	// is stopped, started again and confirmed up (holding its lock, past
+	// the settle window) before the next is signalled, so that no two
+	// nodes are down at once. Without it Restart signals every node and
+	// starts each again the moment it is down.
+	Rolling bool
 	// Wait is how StopWait, Kill and Restart wait for locks to be
 	// released; nil means [waiter.Default] (polling).
 	Wait waiter.Strategy
