@@ -111,7 +111,9 @@ type Cluster struct {
 	SignalLost bool
 
 	progressMu sync.Mutex
-	// Env is the nodes' environment; nil means this process's.
+	// Env is the nodes' environment; nil means this process's. Each
+	// node's own [nodes.Node.Env] entries (recorded with it) are added
+	// over it, and win.
 	Env []string
 	// Signal is what Stop, StopWait and Restart send; 0 means SIGTERM.
 	Signal syscall.Signal
@@ -211,6 +213,13 @@ func (c *Cluster) env() []string {
 		return os.Environ()
 	}
 	return c.Env
+}
+
+// nodeEnv is n's environment: c's, then n's own entries, which win (the
+// last of duplicate keys counts, as in os/exec).
+func (c *Cluster) nodeEnv(n nodes.Node) []string {
+	env := c.env()
+	return append(env[:len(env):len(env)], n.Env...)
 }
 
 // report hands a final result to c.Progress, one call at a time.

@@ -33,8 +33,9 @@ const goneWait = 5 * time.Second
 // again halts the roll, and the nodes after it are left as they are with
 // [ErrRollingHalted].
 //
-// The node is started with c.Env (nil: this process's environment), not
-// with the environment it was first started with.
+// The node is started with c.Env (nil: this process's environment) and its
+// own recorded [nodes.Node.Env] entries, not with the whole environment it
+// was first started with.
 func (c *Cluster) Restart(ctx context.Context) ([]Result, error) {
 	results := c.results()
 	if !c.makeRunDir("restart", results) {
@@ -46,7 +47,7 @@ func (c *Cluster) Restart(ctx context.Context) ([]Result, error) {
 	var todo []int
 	for i := range results {
 		r := &results[i]
-		if err := startable(r.Node, c.env()); err != nil {
+		if err := startable(r.Node, c.nodeEnv(r.Node)); err != nil {
 			r.fail("restart", fmt.Errorf("%w: %w", ErrCannotRestart, err))
 			c.report(r)
 			continue
