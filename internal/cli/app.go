@@ -149,7 +149,7 @@ from the node's record. OPTIONS (celery's worker options, per node as
    multi start 3 --range-prefix=web --pidfile=/run/app/%n.pid -- app --port=80%i
    multi start A B C D -c:1 4 -c:2-4 8 -- worker --name=%h
    multi start w1 --self-lock -- mygonode`,
-				false, common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle), (*multi.Cluster).Start, code),
+				false, common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle, flagEnv), (*multi.Cluster).Start, code),
 			verb("stop", "send a signal (default TERM) and return",
 				"multi stop [flags] [NODES...] [-SIGNAL]",
 				`Send the signal to each node's lock holder. A stale pidfile is removed,
@@ -188,7 +188,7 @@ this command's environment, not the one it was first started with.
    multi restart --rolling --timeout=30s
    multi restart w2 --timeout=10s
    multi restart w1 -c 8`,
-				true, common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagSettle, flagLost, flagRolling), (*multi.Cluster).Restart, code),
+				true, common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagSettle, flagLost, flagRolling, flagEnv), (*multi.Cluster).Restart, code),
 			runCommand(code),
 			statusCommand(code),
 			logsCommand(code),

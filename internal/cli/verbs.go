@@ -83,6 +83,7 @@ func resolve(c *cli.Context, a *Args) ([]nodes.Node, error) {
 		Options:     a.Options,
 		Command:     a.Command,
 		SelfLock:    a.Flags["self-lock"] == "true",
+		Env:         a.Env,
 	}
 	if s, ok := a.Flags["suffix"]; ok {
 		spec.Host = s
