@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -43,8 +44,15 @@ func TestRunExitStatus(t *testing.T) {
 	}
 	dir := t.TempDir()
 	killLeftovers(t, dir, "w1", "w2")
+	// w1 exits only once w2 has said hello (a file says so, polled with a
+	// deadline), so that w2's line is written before stop-all ends it.
 	code, out, errs := runCLI(t, "run", "w1", "w2", "--rundir", dir, "--",
-		"sh", "-c", `echo hello from $0; if [ $0 = w1 ]; then exit 3; fi; exec sleep 60`, "%n")
+		"sh", "-c", `echo hello from $0
+if [ $0 = w1 ]; then
+	i=0; while [ ! -e "$1" ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i+1)); done
+	exit 3
+fi
+: > "$1"; exec sleep 60`, "%n", filepath.Join(dir, "w2.up"))
 	if code != 3 {
 		t.Errorf("exit %d; want 3\n%s", code, errs)
 	}
