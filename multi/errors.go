@@ -22,6 +22,14 @@ var (
 	ErrElsewhere = errors.New("running in another pid namespace (not signalled)")
 	// ErrNoCommand: start has no command for the node.
 	ErrNoCommand = errors.New("no command (give one after --)")
+	// ErrCannotRestart: Restart found that a node's command could not be
+	// started again (its folder gone, its program not found or not
+	// executable), so it left the node as it was. It is joined with
+	// [ErrCommandNotFound] or [ErrCommandNotExecutable] where one applies.
+	ErrCannotRestart = errors.New("cannot start again; left as it was")
+	// ErrRollingHalted: a rolling Restart stopped at a node that did not
+	// come up again, and left this node as it was.
+	ErrRollingHalted = errors.New("not restarted: the rolling restart halted")
 	// ErrUnsafePID: the kernel named a pid that must never be signalled
 	// (<= 1, or this process).
 	ErrUnsafePID = errors.New("refusing to signal pid")

@@ -82,3 +82,45 @@ func ExampleCluster_Start_progress() {
 	// 25/50
 	// 50/50
 }
+
+// Restart a pool one node at a time: each node is stopped, started again
+// and confirmed up before the next is signalled, so at most one is down.
+// Without Rolling, every node is signalled and each is started again the
+// moment it is down.
+func ExampleCluster_Restart_rolling() {
+	rundir, _ := os.MkdirTemp("", "multi-example")
+	defer os.RemoveAll(rundir)
+
+	ns, err := nodes.Spec{
+		Names:   []string{"w1", "w2", "w3"},
+		RunDir:  rundir,
+		Command: []string{"sleep", "300"},
+	}.Nodes()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c := &multi.Cluster{Nodes: ns, RunDir: rundir, Rolling: true}
+	ctx := context.Background()
+	if _, err := c.Start(ctx); err != nil {
+		fmt.Println(err)
+	}
+	// Signalled sees each node as it goes down: in order, one at a time.
+	c.Signalled = func(r multi.Result) { fmt.Println("down:", r.Node.Name) }
+	res, err := c.Restart(ctx)
+	if err != nil {
+		fmt.Println(err)
+	}
+	for _, r := range res {
+		fmt.Println(r.Node.Name, strings.Fields(r.Msg)[0])
+	}
+	c.Signalled = nil
+	c.StopWait(ctx)
+	// Output:
+	// down: w1
+	// down: w2
+	// down: w3
+	// w1 restarted
+	// w2 restarted
+	// w3 restarted
+}

@@ -111,13 +111,21 @@ type Cluster struct {
 	SignalLost bool
 
 	progressMu sync.Mutex
-	// Env is the nodes' environment; nil means this process's.
+	// Env is the nodes' environment; nil means this process's. Each
+	// node's own [nodes.Node.Env] entries (recorded with it) are added
+	// over it, and win.
 	Env []string
 	// Signal is what Stop, StopWait and Restart send; 0 means SIGTERM.
 	Signal syscall.Signal
 	// Timeout, if positive, bounds how long StopWait and Restart wait after
 	// Signal before they send SIGKILL. Zero means wait until ctx is done.
 	Timeout time.Duration
+	// Rolling makes Restart restart one node at a time, in order: each
+	// is stopped, started again and confirmed up (holding its lock, past
+	// the settle window) before the next is signalled, so that no two
+	// nodes are down at once. Without it Restart signals every node and
+	// starts each again the moment it is down.
+	Rolling bool
 	// Wait is how StopWait, Kill and Restart wait for locks to be
 	// released; nil means [waiter.Default] (polling).
 	Wait waiter.Strategy
@@ -205,6 +213,13 @@ func (c *Cluster) env() []string {
 		return os.Environ()
 	}
 	return c.Env
+}
+
+// nodeEnv is n's environment: c's, then n's own entries, which win (the
+// last of duplicate keys counts, as in os/exec).
+func (c *Cluster) nodeEnv(n nodes.Node) []string {
+	env := c.env()
+	return append(env[:len(env):len(env)], n.Env...)
 }
 
 // report hands a final result to c.Progress, one call at a time.

@@ -1,27 +1,216 @@
 package multi
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
 
-// Restart stopwaits every running node (as [Cluster.StopWait]) and then
-// starts each node again with its command; a node that was not running is
-// just started.
+	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/waiter"
+)
+
+// goneWait bounds how long Restart waits, after a node's lock is released,
+// for the process it signalled to be gone before it starts the node again.
+const goneWait = 5 * time.Second
+
+// Restart restarts every node with its command; a node that was not
+// running is just started.
+//
+// Before anything is signalled, each node's command is checked to be able
+// to start again as recorded: its folder ([nodes.Node.Dir]) present and its
+// program found (on the PATH of the nodes' environment, in that folder)
+// and executable. A node that fails the check is left as it is and fails
+// with [ErrCannotRestart]; the others are restarted.
+//
+// Without [Cluster.Rolling], as celery does, every node is signalled, and
+// each is started again the moment its lock is released (and the process
+// signalled is gone), without waiting for the slowest. With Rolling, one
+// node at a time (see [Cluster.Rolling]); a node that does not come up
+// again halts the roll, and the nodes after it are left as they are with
+// [ErrRollingHalted].
+//
+// The node is started with c.Env (nil: this process's environment) and its
+// own recorded [nodes.Node.Env] entries, not with the whole environment it
+// was first started with.
 func (c *Cluster) Restart(ctx context.Context) ([]Result, error) {
 	results := c.results()
 	if !c.makeRunDir("restart", results) {
 		// Nothing could be started again: nothing is stopped either.
 		return results, joinErrs(results)
 	}
-	was := make([]bool, len(results))
-	c.stopWait(ctx, results, stopOpts{op: "restart", sig: c.signal(), timeout: c.Timeout, was: was})
-	c.startAll(ctx, results, func(i int) (string, bool) {
-		// A node that could not be stopped is not started twice.
-		if results[i].Err != nil {
-			return "", false
+	// The nodes that pass the check, copied out so that stopWait and
+	// startAll see only them; copied back at the end.
+	var todo []int
+	for i := range results {
+		r := &results[i]
+		if err := startable(r.Node, c.nodeEnv(r.Node)); err != nil {
+			r.fail("restart", fmt.Errorf("%w: %w", ErrCannotRestart, err))
+			c.report(r)
+			continue
 		}
-		if was[i] {
+		todo = append(todo, i)
+	}
+	sub := make([]Result, len(todo))
+	for k, i := range todo {
+		sub[k] = results[i]
+	}
+	if c.Rolling {
+		c.restartRolling(ctx, sub)
+	} else {
+		c.restartEach(ctx, sub)
+	}
+	for k, i := range todo {
+		results[i] = sub[k]
+	}
+	return results, joinErrs(results)
+}
+
+// restartEach signals every node of results and starts each again as soon
+// as it is down.
+func (c *Cluster) restartEach(ctx context.Context, results []Result) {
+	index := make(map[*Result]int, len(results))
+	for i := range results {
+		index[&results[i]] = i
+	}
+	was := make([]bool, len(results))
+	// Bounds the starts under way at once: each holds descriptors through
+	// its settle window.
+	sem := make(chan struct{}, max(1, waiter.DescriptorBudget()/2/startFDs))
+	var starts sync.WaitGroup
+	c.stopWait(ctx, results, stopOpts{op: "restart", sig: c.signal(), timeout: c.Timeout, was: was,
+		down: func(r *Result) {
+			i := index[r]
+			if r.Err != nil {
+				// A node that could not be stopped is not started twice.
+				c.report(r)
+				return
+			}
+			starts.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				c.restartOne(ctx, results[i:i+1], was[i])
+			})
+		}})
+	starts.Wait()
+}
+
+// restartRolling restarts the nodes of results one at a time, each
+// confirmed up before the next is signalled.
+func (c *Cluster) restartRolling(ctx context.Context, results []Result) {
+	for i := range results {
+		one := results[i : i+1]
+		was := []bool{false}
+		c.stopWait(ctx, one, stopOpts{op: "restart", sig: c.signal(), timeout: c.Timeout, was: was})
+		if one[0].Err != nil {
+			c.report(&one[0])
+		} else {
+			c.restartOne(ctx, one, was[0])
+		}
+		if one[0].Err == nil {
+			continue
+		}
+		// Not up again: the rest stay as they are, so that no second
+		// node goes down.
+		for j := i + 1; j < len(results); j++ {
+			r := &results[j]
+			r.fail("restart", fmt.Errorf("%w at %s", ErrRollingHalted, one[0].Node.Name))
+			c.report(r)
+		}
+		return
+	}
+}
+
+// restartOne starts the one node of one again, once the process stopped
+// for it (if was) is gone, and reports it.
+func (c *Cluster) restartOne(ctx context.Context, one []Result, was bool) {
+	if was {
+		c.awaitGone(ctx, &one[0])
+	}
+	c.startAll(ctx, one, func(int) (string, bool) {
+		if was {
 			return "restarted", true
 		}
 		return "started", true
 	})
-	return results, joinErrs(results)
+}
+
+// awaitGone waits, at most goneWait and while ctx lasts, for the process
+// r's node signalled (r.PID) to be gone, when it is the process the node's
+// record names (same start time, through a pidfd). A node can release its
+// lock a moment before its process exits (a self-locking one does); a
+// start in that moment would find the recorded process alive without its
+// lock and call it lost. A zombie counts as gone. On failure the start's
+// own check says what remains.
+func (c *Cluster) awaitGone(ctx context.Context, r *Result) {
+	_, st, err := nodes.ReadRecordStarted(c.rundir(), r.Node.Name)
+	if err != nil || st.PID <= 1 || st.PID != r.PID {
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, goneWait)
+	defer cancel()
+	waitLost(wctx, st)
+}
+
+// startable says why n's command could not be started again as it is
+// recorded, or nil: its folder gone, or its program not found or not
+// executable. The program is looked up as the exec step does: a name
+// with a slash in n.Dir, another on env's PATH (never through an empty or
+// "." element).
+func startable(n nodes.Node, env []string) error {
+	if len(n.Command) == 0 {
+		return ErrNoCommand
+	}
+	if n.Dir != "" {
+		st, err := os.Stat(n.Dir)
+		if err != nil {
+			return fmt.Errorf("working folder: %w", err)
+		}
+		if !st.IsDir() {
+			return fmt.Errorf("working folder %s: not a folder", n.Dir)
+		}
+	}
+	prog := n.Command[0]
+	inDir := func(p string) string {
+		if n.Dir != "" && !filepath.IsAbs(p) {
+			return filepath.Join(n.Dir, p)
+		}
+		return p
+	}
+	if strings.Contains(prog, "/") {
+		return runnable(prog, inDir(prog))
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, d := range filepath.SplitList(path) {
+		if d == "" || d == "." {
+			continue
+		}
+		if runnable(prog, filepath.Join(inDir(d), prog)) == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("program %q: %w in $PATH", prog, ErrCommandNotFound)
+}
+
+// runnable says why the file at path, for program prog, cannot be
+// executed, or nil.
+func runnable(prog, path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return fmt.Errorf("program %q: %w: %w", prog, ErrCommandNotFound, err)
+	case st.IsDir() || !st.Mode().IsRegular():
+		return fmt.Errorf("program %q: %w: %s is not a regular file", prog, ErrCommandNotExecutable, path)
+	case st.Mode()&0o111 == 0:
+		return fmt.Errorf("program %q: %w: %s has no execute permission", prog, ErrCommandNotExecutable, path)
+	}
+	return nil
 }

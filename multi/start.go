@@ -193,7 +193,7 @@ func (c *Cluster) startOne(r *Result) *started {
 			r.warn("could not put back the node's record: " + err.Error())
 		}
 	}
-	ch, err := spawn(n, c.env(), c.LockTimeout)
+	ch, err := spawn(n, c.nodeEnv(n), c.LockTimeout)
 	var held *pidfile.HeldError
 	if errors.As(err, &held) {
 		if prevErr == nil {

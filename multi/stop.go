@@ -59,6 +59,9 @@ type stopOpts struct {
 	// report hands each result to c.Progress once final; restart reports
 	// its results only once the nodes are started again.
 	report bool
+	// down, if not nil, is called with each result once final (restart
+	// starts the node again from it). It must not block.
+	down func(*Result)
 }
 
 // stopWait signals the nodes of results and waits for them, as o says.
@@ -135,6 +138,9 @@ func (s *stopWaiter) signal(ctx context.Context, r *Result) (bool, *pidfile.Hand
 func (s *stopWaiter) final(r *Result) {
 	if s.report {
 		s.c.report(r)
+	}
+	if s.down != nil {
+		s.down(r)
 	}
 }
 

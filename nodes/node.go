@@ -63,6 +63,11 @@ type Node struct {
 	Options []string
 	// Dir is the node's working directory; "" means the caller's.
 	Dir string
+	// Env holds KEY=VALUE entries added to the node's environment, over
+	// the environment it is started with; they are recorded, so that a
+	// restart passes them again. The rest of the starter's environment is
+	// not recorded: a restarted node gets the restarting caller's.
+	Env []string
 	// SelfLock means the node locks its own pidfile (see pidfile.OwnFromEnv)
 	// instead of multi's exec step locking it before the exec; start then
 	// waits for the node to take the lock.

@@ -27,6 +27,7 @@ type record struct {
 	Command []string `json:"command"`
 	Options []string `json:"options,omitempty"`
 	Dir     string   `json:"dir,omitempty"`
+	Env     []string `json:"env,omitempty"`
 	PidFile string   `json:"pidfile"`
 	LogFile string   `json:"logfile"`
 	// SelfLock: the node locks its pidfile itself.
@@ -64,7 +65,7 @@ func WriteRecordStarted(rundir string, n Node, s Started) error {
 	if err := CheckName(n.Name); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(record{n.Name, n.Host, n.Index, n.Command, n.Options, n.Dir, n.PidFile, n.LogFile, n.SelfLock, s.PID, s.StartTicks}, "", "  ")
+	b, err := json.MarshalIndent(record{n.Name, n.Host, n.Index, n.Command, n.Options, n.Dir, n.Env, n.PidFile, n.LogFile, n.SelfLock, s.PID, s.StartTicks}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -170,7 +171,7 @@ func readRecord(d *safefs.Folder, rundir, name string) (Node, record, error) {
 		return Node{}, record{}, fmt.Errorf("record %s: name, pidfile, logfile or command missing or not valid", path)
 	}
 	return Node{Name: r.Name, Host: r.Host, Index: r.Index, Command: r.Command, Options: r.Options,
-		Dir: r.Dir, PidFile: r.PidFile, LogFile: r.LogFile, SelfLock: r.SelfLock}, r, nil
+		Dir: r.Dir, Env: r.Env, PidFile: r.PidFile, LogFile: r.LogFile, SelfLock: r.SelfLock}, r, nil
 }
 
 // ReadRecords reads every node record in rundir, ordered by index and then
@@ -262,6 +263,9 @@ func (s Spec) Resolve() ([]Node, error) {
 			continue
 		}
 		ns[i].Dir, ns[i].SelfLock = rec.Dir, rec.SelfLock || s.SelfLock
+		if len(s.Env) == 0 {
+			ns[i].Env = rec.Env
+		}
 		if len(s.Options) == 0 {
 			ns[i].Command, ns[i].Options = rec.Command, rec.Options
 			continue

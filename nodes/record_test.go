@@ -15,7 +15,7 @@ func TestRecords(t *testing.T) {
 	t.Parallel()
 	rundir := filepath.Join(t.TempDir(), "run")
 	ns, err := nodes.Spec{Names: []string{"b", "a"}, RunDir: rundir, Host: "h",
-		Command: []string{"sh", "-c", "echo 'it''s %n'"}, Dir: "/srv"}.Nodes()
+		Command: []string{"sh", "-c", "echo 'it''s %n'"}, Dir: "/srv", Env: []string{"K=v", "E="}}.Nodes()
 	if err != nil {
 		t.Fatal(err)
 	}

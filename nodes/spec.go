@@ -50,6 +50,9 @@ type Spec struct {
 	Dir string
 	// SelfLock sets [Node.SelfLock] on every node.
 	SelfLock bool
+	// Env sets [Node.Env] on every node: KEY=VALUE entries, recorded. On
+	// a restart without a command, none means the recorded ones.
+	Env []string
 }
 
 // Nodes expands the spec into nodes, in the order the names were given.
@@ -79,6 +82,11 @@ func (s Spec) nodes() ([]Node, []given, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	for _, kv := range s.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" || strings.ContainsRune(kv, 0) {
+			return nil, nil, fmt.Errorf("environment entry %q: want KEY=VALUE, with a KEY", kv)
+		}
+	}
 	base := s.Dir
 	if base == "" {
 		if base, err = os.Getwd(); err != nil {
@@ -94,7 +102,7 @@ func (s Spec) nodes() ([]Node, []given, error) {
 	raw := make([]string, len(names))
 	seen := make(map[string]bool, len(names))
 	for i, name := range names {
-		n := Node{Index: i + 1, Host: host, Dir: s.Dir, SelfLock: s.SelfLock}
+		n := Node{Index: i + 1, Host: host, Dir: s.Dir, Env: s.Env, SelfLock: s.SelfLock}
 		if short, h, ok := strings.Cut(name, "@"); ok {
 			// A full name keeps its host and takes no prefix.
 			full, err := hostFormat(name)

@@ -149,7 +149,7 @@ from the node's record. OPTIONS (celery's worker options, per node as
    multi start 3 --range-prefix=web --pidfile=/run/app/%n.pid -- app --port=80%i
    multi start A B C D -c:1 4 -c:2-4 8 -- worker --name=%h
    multi start w1 --self-lock -- mygonode`,
-				false, common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle), (*multi.Cluster).Start, code),
+				false, common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle, flagEnv), (*multi.Cluster).Start, code),
 			verb("stop", "send a signal (default TERM) and return",
 				"multi stop [flags] [NODES...] [-SIGNAL]",
 				`Send the signal to each node's lock holder. A stale pidfile is removed,
@@ -174,16 +174,21 @@ nodes still running then get SIGKILL.
 				`   multi kill w1
    multi kill --group`,
 				false, common(flagPidfile, flagLogfile, flagRundir, flagWait, flagGroup, flagLost), (*multi.Cluster).Kill, code),
-			verb("restart", "stopwait nodes, then start them again with their recorded command",
+			verb("restart", "signal nodes, and start each again with its recorded command as soon as it is down",
 				"multi restart [flags] [NODES...] [-SIGNAL] [OPTIONS] [-- COMMAND [ARG...]]",
-				`Stopwait each running node, then start it again from its record; a node
-that is down is just started. New OPTIONS replace the recorded ones; a
-new COMMAND replaces the record.
+				`Check that each node's command can start again (folder present, program
+found and executable; if not, the node is left running and FAILED), then
+signal every running node and start each again from its record the moment
+it is down; a node that is down is just started. --rolling: one node at a
+time, each up again before the next is signalled. New OPTIONS replace the
+recorded ones; a new COMMAND replaces the record. A restarted node gets
+this command's environment, not the one it was first started with.
 
    multi restart
+   multi restart --rolling --timeout=30s
    multi restart w2 --timeout=10s
    multi restart w1 -c 8`,
-				true, common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagSettle, flagLost), (*multi.Cluster).Restart, code),
+				true, common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagSettle, flagLost, flagRolling, flagEnv), (*multi.Cluster).Restart, code),
 			runCommand(code),
 			statusCommand(code),
 			logsCommand(code),

@@ -74,6 +74,8 @@ type Args struct {
 	Command []string
 	// HasCommand reports whether "--" was given.
 	HasCommand bool
+	// Env holds the values of every --env, in order.
+	Env []string
 }
 
 // Parse parses args (without the program and verb names).
@@ -129,6 +131,9 @@ func (p Parser) Parse(args []string) (*Args, error) {
 					}
 				}
 				a.Flags[name] = val
+				if name == "env" {
+					a.Env = append(a.Env, val) // the one flag given many times
+				}
 			case !p.Forward:
 				return nil, p.unknown(tok, name)
 			default:

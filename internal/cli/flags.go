@@ -16,10 +16,12 @@ var (
 	flagWait    = &cli.StringFlag{Name: "wait", Usage: "how to wait for locks to be released: `MODE` poll, or notify (fsnotify and pidfd wake-ups)", Value: "poll"}
 	flagSettle  = &cli.StringFlag{Name: "settle", Usage: "a node that exits within `DURATION` of its start has FAILED; paid once per batch; 0: no window", DefaultText: multi.DefaultSettle.String()}
 	flagLost    = &cli.BoolFlag{Name: "lost", Usage: "also signal a lost node (its lock gone, its recorded process running), through a pidfd after checking its start time"}
+	flagRolling = &cli.BoolFlag{Name: "rolling", Usage: "restart one node at a time, each up again before the next is signalled (never two down at once)"}
 	flagGroup   = &cli.BoolFlag{Name: "group", Usage: "signal each node's whole process group, so what it forked gets the signal too"}
 	flagJSON    = &cli.BoolFlag{Name: "json", Usage: "print a JSON array, one object per node"}
 	flagFollow  = &cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing what is appended, until interrupted"}
 
+	flagEnv         = &cli.StringFlag{Name: "env", Usage: "add `KEY=VALUE` to the nodes' environment (give it again for more); recorded, so restart passes it again"}
 	flagSelfLock    = &cli.BoolFlag{Name: "self-lock", Usage: "the node locks its own pidfile (its path is in $MULTI_PIDFILE); start waits for it to"}
 	flagLockTimeout = &cli.StringFlag{Name: "lock-timeout", Usage: "with --self-lock, how long start waits for the node to lock its pidfile before it kills it", DefaultText: "10s"}
 

@@ -46,7 +46,7 @@ STOPPING=1 go to $NOTIFY_SOCKET (systemd Type=notify).
    multi run w1 w2 w3 -- worker --name=%n
    multi run 4 --on-exit=restart --ready-file=/tmp/ready -- app
    multi run w1 --wait-for-lock --pidfile=/shared/%n.pid -- app`,
-		Flags: common(flagPidfile, flagLogfile, flagRundir, flagRunTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout,
+		Flags: common(flagPidfile, flagLogfile, flagRundir, flagRunTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagEnv,
 			flagOnExit, flagReadyFile, flagWaitForLock, flagBackoff),
 	}, true, func(c *cli.Context, a *Args) error {
 		c.App.Metadata[ownSignals] = true

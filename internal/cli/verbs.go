@@ -24,7 +24,7 @@ func cluster(c *cli.Context, a *Args) (*multi.Cluster, error) {
 	}
 	// Detach: this process exits right after, and its nodes are reparented.
 	cl := &multi.Cluster{Nodes: ns, RunDir: rundir(a), Group: a.Flags["group"] == "true", Detach: true,
-		SignalLost: a.Flags["lost"] == "true"}
+		SignalLost: a.Flags["lost"] == "true", Rolling: a.Flags["rolling"] == "true"}
 	if t := a.Flags["settle"]; t == "0" {
 		cl.Settle = -1 // no window
 	} else if t != "" {
@@ -83,6 +83,7 @@ func resolve(c *cli.Context, a *Args) ([]nodes.Node, error) {
 		Options:     a.Options,
 		Command:     a.Command,
 		SelfLock:    a.Flags["self-lock"] == "true",
+		Env:         a.Env,
 	}
 	if s, ok := a.Flags["suffix"]; ok {
 		spec.Host = s
