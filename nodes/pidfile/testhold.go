@@ -27,7 +27,12 @@ func testHoldLock() {
 	if path == "" {
 		return
 	}
-	os.WriteFile(path+".held", []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	// Written whole, then renamed into place: a test that sees PATH.held
+	// reads the pid, never an empty file.
+	tmp := path + ".held.tmp"
+	if os.WriteFile(tmp, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644) == nil {
+		os.Rename(tmp, path+".held")
+	}
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		if _, err := os.Stat(path); err == nil {
