@@ -24,6 +24,7 @@ func (c *Cluster) Stop(ctx context.Context) ([]Result, error) {
 			r.fail("stop", err)
 		} else if ok, _ := c.signalOne(r, "stop", sig, false); ok {
 			r.Msg = fmt.Sprintf("sent %s (pid %d)", SignalName(sig), r.PID)
+			r.Outcome = Signalled
 		}
 		c.report(r)
 	}
@@ -178,6 +179,9 @@ func (s *stopWaiter) done(killed bool) func(waiter.Target, error) {
 			s.c.stoppedOn(r, s.op, s.sig, t.Handle)
 			if killed {
 				r.Msg = fmt.Sprintf("killed after %s (pid %d)", s.timeout, t.PID) + strings.TrimPrefix(r.Msg, fmt.Sprintf("stopped (pid %d)", t.PID))
+				if r.Err == nil {
+					r.Outcome = KilledAfterTimeout
+				}
 			}
 		}
 		s.final(r)
@@ -265,6 +269,7 @@ func describeFilePID(info pidfile.Info) string {
 // notRunning reports a node with nothing to signal, as info found it,
 // removing a stale pidfile (through h, if not nil).
 func (c *Cluster) notRunning(r *Result, op string, info pidfile.Info, h *pidfile.Handle) {
+	r.Outcome = NotRunning
 	if info.State == pidfile.Absent {
 		r.Msg = "not running"
 		return
@@ -280,6 +285,7 @@ func (c *Cluster) notRunning(r *Result, op string, info pidfile.Info, h *pidfile
 		r.fail(op, fmt.Errorf("stale pidfile not removed: %w", err))
 	default:
 		r.Msg = "not running (stale pidfile removed)"
+		r.Outcome = StaleRemoved
 	}
 }
 
@@ -292,8 +298,10 @@ func (c *Cluster) stopped(r *Result, op string, sig syscall.Signal) {
 // stoppedOn is stopped, removing the pidfile through h if not nil.
 func (c *Cluster) stoppedOn(r *Result, op string, sig syscall.Signal, h *pidfile.Handle) {
 	word := "stopped"
+	r.Outcome = Stopped
 	if sig == syscall.SIGKILL {
 		word = "killed"
+		r.Outcome = Killed
 	}
 	r.Msg = fmt.Sprintf("%s (pid %d)", word, r.PID)
 	err := removeStale(r.Node.PidFile, h)
