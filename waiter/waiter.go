@@ -19,11 +19,15 @@
 //
 // [Poll], the default, tests every lock with fcntl(F_GETLK): at once, then
 // after short delays that double up to a bound, so quick deaths are seen
-// within a fraction of a millisecond and long waits cost little CPU.
+// within a fraction of a millisecond and long waits cost little CPU. On
+// Linux, a pidfd on each holder (as many as the descriptor budget allows)
+// wakes the test of its lock the moment it exits, so a late death is seen
+// at once, not at the next, backed-off round.
 //
-// [Notify] adds wake-ups: an fsnotify watch on each pidfile's folder (a
-// pidfile removed, replaced or rewritten) and, on Linux, a pidfd that
-// becomes readable when the holder exits. Every wake-up tests the lock
+// [Notify] adds an fsnotify watch on each pidfile's folder (a pidfile
+// removed, replaced or rewritten) to the pidfds, for what a pidfd cannot
+// see: a lock let go without an exit, a pidfile removed or replaced, a
+// system without pidfds. Every wake-up tests the lock
 // again, and a slower poll stays underneath, because fsnotify sees nothing
 // when a process is SIGKILLed and leaves its pidfile behind.
 package waiter
@@ -218,6 +222,23 @@ func (r *run) keptPIDs() []int {
 	return pids
 }
 
+// wakePIDs is keptPIDs for the targets still pending, as many as the
+// descriptors left allow (a pidfd each): the others are left to the rounds.
+func (r *run) wakePIDs() []int {
+	pids := r.keptPIDs()
+	budget := DescriptorBudget()
+	for i, pid := range pids {
+		switch {
+		case pid == 0:
+		case r.over[i] || budget <= 0:
+			pids[i] = 0
+		default:
+			budget--
+		}
+	}
+	return pids
+}
+
 // round probes every pending target.
 func (r *run) round() {
 	for i := range r.targets {
@@ -250,7 +271,7 @@ func (r *run) closeAll() {
 }
 
 // Poll tests each lock at once, then after First, then after delays that
-// double up to Max.
+// double up to Max; on Linux, a holder's exit also tests its lock at once.
 type Poll struct {
 	// First is the delay after the first test; zero means 100µs.
 	First time.Duration
@@ -276,22 +297,38 @@ func (p Poll) next(d time.Duration) time.Duration {
 func (Poll) fdsPerTarget() int { return 1 }
 
 func (p Poll) wait(ctx context.Context, r *run) error {
-	timer := time.NewTimer(0)
+	r.round()
+	if r.pending == 0 {
+		return nil
+	}
+	// A holder's exit wakes its target at once through a pidfd (Linux),
+	// so the wait ends when the last node does, not at the next round;
+	// the lock test still decides, and the rounds stay underneath for a
+	// holder that lets go of its lock without exiting and for targets
+	// without a pidfd.
+	ctx, cancel := context.WithCancel(ctx)
+	wake := make(chan int, len(r.targets))
+	stopPidfds := watchPidfds(ctx, r.wakePIDs(), wake)
+	defer func() {
+		cancel() // first: no watcher may stay blocked sending a wake-up
+		stopPidfds()
+	}()
+	d := p.next(0)
+	timer := time.NewTimer(d)
 	defer timer.Stop()
-	var d time.Duration
-	for {
-		r.round()
-		if r.pending == 0 {
-			return nil
-		}
-		d = p.next(d)
-		timer.Reset(d)
+	for r.pending > 0 {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case i := <-wake:
+			r.probe(i)
 		case <-timer.C:
+			r.round()
+			d = p.next(d)
+			timer.Reset(d)
 		}
 	}
+	return nil
 }
 
 // After a wake-up that finds the lock still held, Notify looks again after
