@@ -95,7 +95,7 @@ func WriteRecordStarted(rundir string, n Node, s Started) error {
 		return fail(err)
 	}
 	defer lk.Close()
-	cleanTemps(d, lk)
+	cleanTempsOnce(d, lk)
 	if err := lockShared(lk); err != nil {
 		return fail(err)
 	}
