@@ -111,3 +111,40 @@ func BenchmarkStartStopWait100(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStopWaitTail measures stopwait's tail: from the last node's
+// death, seen through a pidfd on each node, to StopWait's return (which
+// includes removing the pidfiles still left then), as tail-µs, at N = 1,
+// 100 and 1000 nodes that die at once on SIGTERM. Starting the nodes is
+// outside the timer. Linux only (pidfds); elsewhere it is skipped.
+func BenchmarkStopWaitTail(b *testing.B) {
+	for _, s := range []struct {
+		name string
+		s    waiter.Strategy
+	}{{"poll", waiter.Poll{}}, {"notify", waiter.Notify{}}} {
+		for _, n := range []int{1, 100, 1000} {
+			b.Run(s.name+"/"+strconv.Itoa(n), func(b *testing.B) {
+				rundir := benchRunDir(b)
+				c := benchCluster(b, rundir, n)
+				c.Wait = s.s
+				b.Cleanup(func() { killAll(b, c) })
+				var tail time.Duration
+				for range b.N {
+					b.StopTimer()
+					if _, err := c.Start(context.Background()); err != nil {
+						b.Fatal(err)
+					}
+					deaths := watchDeaths(b, c)
+					b.StartTimer()
+					if _, err := c.StopWait(context.Background()); err != nil {
+						b.Fatal(err)
+					}
+					returned := time.Now()
+					b.StopTimer()
+					tail += returned.Sub(<-deaths)
+				}
+				b.ReportMetric(float64(tail.Microseconds())/float64(b.N), "tail-µs")
+			})
+		}
+	}
+}
