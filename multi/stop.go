@@ -66,17 +66,26 @@ type stopOpts struct {
 }
 
 // stopWait signals the nodes of results and waits for them, as o says.
+// Each node is waited for from the moment it is signalled (the waiting
+// runs beside the signalling), so the wait ends soon after the last node
+// dies, and each pidfile is removed as its node goes.
 func (c *Cluster) stopWait(ctx context.Context, results []Result, o stopOpts) {
 	s := &stopWaiter{c: c, stopOpts: o, byPath: map[string]*Result{}, released: map[string]bool{}}
 	// Each pidfile is opened once, by its signal, and the same handle is
 	// waited on and removed through, as long as the descriptors last (half
-	// the budget: Notify adds a pidfd to each); beyond, the waiter and the
-	// remover open the pidfile again, as they would without a handle.
+	// the budget: the waiter adds a pidfd to each); beyond, the waiter and
+	// the remover open the pidfile again, as they would without a handle.
 	s.keep = waiter.DescriptorBudget() / 2
 	// Lost nodes signalled (SignalLost) are waited for through pidfds,
 	// beside the others.
 	var lostWait sync.WaitGroup
 	defer lostWait.Wait()
+	// in holds every target: sending never blocks the signalling.
+	in := make(chan waiter.Target, len(results))
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	waited := make(chan error, 1)
+	go func() { waited <- waiter.WaitEach(wctx, in, s.c.Wait, s.done(false)) }()
 	for i := range results {
 		r := &results[i]
 		ok, h := s.signal(ctx, r)
@@ -97,11 +106,36 @@ func (c *Cluster) stopWait(ctx context.Context, results []Result, o stopOpts) {
 			})
 			continue
 		}
-		s.targets = append(s.targets, waiter.Target{Path: r.Node.PidFile, PID: r.PID, Handle: h})
+		t := waiter.Target{Path: r.Node.PidFile, PID: r.PID, Handle: h}
+		s.mu.Lock()
+		s.targets = append(s.targets, t)
 		s.byPath[r.Node.PidFile] = r
+		s.mu.Unlock()
+		in <- t
 	}
-	if len(s.targets) > 0 {
-		s.wait(ctx)
+	close(in)
+	// The timeout runs from the last signal, as it did when the wait
+	// began only then: every node has at least that long.
+	if s.timeout > 0 {
+		defer time.AfterFunc(s.timeout, cancel).Stop()
+	}
+	err := <-waited
+	for t := range in {
+		// Not taken by WaitEach, which ended early: still pending.
+		if t.Handle != nil {
+			t.Handle.Close()
+		}
+	}
+	if err == nil {
+		return
+	}
+	if ctx.Err() != nil || s.sig == syscall.SIGKILL {
+		s.giveUp(ctx.Err())
+		return
+	}
+	s.escalate()
+	if err := waiter.WaitAll(ctx, s.pending(), s.c.Wait, s.done(true)); err != nil {
+		s.giveUp(err)
 	}
 }
 
@@ -110,6 +144,7 @@ func (c *Cluster) stopWait(ctx context.Context, results []Result, o stopOpts) {
 type stopWaiter struct {
 	c *Cluster
 	stopOpts
+	mu       sync.Mutex // guards targets, byPath and released
 	targets  []waiter.Target
 	byPath   map[string]*Result
 	released map[string]bool
@@ -145,34 +180,14 @@ func (s *stopWaiter) final(r *Result) {
 	}
 }
 
-// wait waits until the targets' locks are released. When the timeout runs
-// out first, it SIGKILLs the same processes and waits again.
-func (s *stopWaiter) wait(ctx context.Context) {
-	wctx, cancel := ctx, context.CancelFunc(func() {})
-	if s.timeout > 0 {
-		wctx, cancel = context.WithTimeout(ctx, s.timeout)
-	}
-	err := waiter.WaitAll(wctx, s.targets, s.c.Wait, s.done(false))
-	cancel()
-	if err == nil {
-		return
-	}
-	if ctx.Err() != nil || s.sig == syscall.SIGKILL {
-		s.giveUp(ctx.Err())
-		return
-	}
-	s.escalate()
-	if err := waiter.WaitAll(ctx, s.pending(), s.c.Wait, s.done(true)); err != nil {
-		s.giveUp(err)
-	}
-}
-
 // done returns what WaitAll calls when a target's wait is over; killed
 // says it was SIGKILLed after the timeout.
 func (s *stopWaiter) done(killed bool) func(waiter.Target, error) {
 	return func(t waiter.Target, err error) {
+		s.mu.Lock()
 		r := s.byPath[t.Path]
 		s.released[t.Path] = true
+		s.mu.Unlock()
 		if err != nil {
 			r.fail(s.op, err)
 		} else {
