@@ -16,7 +16,7 @@ import (
 // handles open, for the caller).
 //
 // Handles are taken over as by WaitAll. A target without one is opened
-// for each lock test, not kept. With [Poll], each kept target's holder is
+// for each lock test, not kept. With [Poll], each target's holder is
 // watched through a pidfd, for as many as half the descriptors free when
 // WaitEach begins (the other half is left to the handles the caller opens
 // meanwhile). Other strategies gather the targets until in is closed and
@@ -78,7 +78,7 @@ func (p Poll) each(ctx context.Context, in <-chan Target, done func(Target, erro
 			}
 			i := r.add(t)
 			r.probe(i)
-			if !r.over[i] && r.hs[i] != nil && !w.add(i, r.pids[i]) {
+			if !r.over[i] && !w.add(i, r.pids[i]) {
 				r.probe(i) // gone before its pidfd could be had?
 			}
 		case i := <-wake:
