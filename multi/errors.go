@@ -84,3 +84,13 @@ func (e *NodeError) Error() string { return "multi: " + e.Op + " " + e.Node + ":
 
 // Unwrap returns the cause.
 func (e *NodeError) Unwrap() error { return e.Err }
+
+// killedError is a start that failed and killed the node it had started:
+// pid, for [Result.PID].
+type killedError struct {
+	pid int
+	err error
+}
+
+func (e *killedError) Error() string { return e.err.Error() }
+func (e *killedError) Unwrap() error { return e.err }

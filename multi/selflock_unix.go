@@ -3,6 +3,7 @@
 package multi
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,10 +22,12 @@ const DefaultLockTimeout = 10 * time.Second
 // awaitOwnLock waits for a self-locking node (cmd, which has exec'd its
 // command) to lock its pidfile: the holder must be the node's process or a
 // process of its session (a wrapper script's child, say). If the node exits
-// first, or the timeout runs out, or another instance takes the lock, the
-// node is killed (it is this process's unreaped child, so its pid names no
-// other process) and start fails with the reason.
-func awaitOwnLock(cmd *exec.Cmd, n nodes.Node, timeout time.Duration) (*os.Process, error) {
+// first, or the timeout runs out, or ctx ends, or another instance takes
+// the lock, the node is killed (it is this process's unreaped child, so its
+// pid names no other process) and start fails with the reason: ctx's error
+// when ctx ended. A node killed while it ran fails with a [*killedError]
+// that names its pid.
+func awaitOwnLock(ctx context.Context, cmd *exec.Cmd, n nodes.Node, timeout time.Duration) (*os.Process, error) {
 	pid := cmd.Process.Pid
 	if timeout <= 0 {
 		timeout = DefaultLockTimeout
@@ -56,10 +59,19 @@ func awaitOwnLock(cmd *exec.Cmd, n nodes.Node, timeout time.Duration) (*os.Proce
 			return giveUp(nil)
 		}
 		if time.Now().After(deadline) {
-			return giveUp(fmt.Errorf("%w within %s (it must lock $%s; see %s); killed it (pid %d)",
-				ErrNoLock, timeout, pidfile.EnvPidfile, n.LogFile, pid))
+			return giveUp(&killedError{pid: pid, err: fmt.Errorf("%w within %s (it must lock $%s; see %s); killed it (pid %d)",
+				ErrNoLock, timeout, pidfile.EnvPidfile, n.LogFile, pid)})
 		}
-		time.Sleep(delay)
+		// The caller's deadline or cancel ends the wait at once, not at
+		// the lock timeout.
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return giveUp(&killedError{pid: pid, err: fmt.Errorf("%w; it had not locked its pidfile (see %s); killed it (pid %d)",
+				ctx.Err(), n.LogFile, pid)})
+		case <-t.C:
+		}
 		delay = min(2*delay, 50*time.Millisecond)
 	}
 }

@@ -4,6 +4,7 @@ package multi
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -22,10 +23,11 @@ import (
 
 // spawn starts node n through the exec step and returns it once the node
 // has exec'd its command holding its lock, or the reason it did not. A
-// self-locking node is given up to lockTimeout to take its lock. The child
+// self-locking node is given up to lockTimeout to take its lock, and no
+// longer than ctx lasts. The child
 // is still this process's, unreaped: the caller checks it again when the
 // settle window ends ([child.recheck]) and then lets it go.
-func spawn(n nodes.Node, env []string, lockTimeout time.Duration) (*child, error) {
+func spawn(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Duration) (*child, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("cannot find this program to re-execute: %w", err)
@@ -82,7 +84,7 @@ func spawn(n nodes.Node, env []string, lockTimeout time.Duration) (*child, error
 	// died without a word. The lock tells which, and whether the command
 	// is still running.
 	if n.SelfLock {
-		_, err = awaitOwnLock(cmd, n, lockTimeout)
+		_, err = awaitOwnLock(ctx, cmd, n, lockTimeout)
 	} else {
 		_, err = ch.confirm()
 	}

@@ -71,7 +71,7 @@ func (c *Cluster) startBatch(ctx context.Context, results []Result, workers int,
 	started := make([]*started, len(results))
 	c.each(ctx, results, workers, func(i int, r *Result) {
 		if _, ok := verb(i); ok {
-			started[i] = c.startOne(r)
+			started[i] = c.startOne(ctx, r)
 		}
 		if started[i] == nil {
 			c.report(r)
@@ -158,7 +158,7 @@ func (c *Cluster) makeRunDir(op string, results []Result) bool {
 // running, recorded). A start that fails puts back the record that was
 // there before, or removes its own; one that finds the node already
 // running keeps the running node's record.
-func (c *Cluster) startOne(r *Result) *started {
+func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 	n := r.Node
 	if len(n.Command) == 0 {
 		r.fail("start", ErrNoCommand)
@@ -193,7 +193,7 @@ func (c *Cluster) startOne(r *Result) *started {
 			r.warn("could not put back the node's record: " + err.Error())
 		}
 	}
-	ch, err := spawn(n, c.nodeEnv(n), c.LockTimeout)
+	ch, err := spawn(ctx, n, c.nodeEnv(n), c.LockTimeout)
 	var held *pidfile.HeldError
 	if errors.As(err, &held) {
 		if prevErr == nil {
@@ -206,6 +206,9 @@ func (c *Cluster) startOne(r *Result) *started {
 	}
 	if err != nil {
 		undo()
+		if ke := (*killedError)(nil); errors.As(err, &ke) {
+			r.PID = ke.pid
+		}
 		r.fail("start", err)
 		return nil
 	}
