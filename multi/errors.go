@@ -36,7 +36,8 @@ var (
 	// ErrExitedAtOnce: the node's command exited before start could see it
 	// holding its lock.
 	ErrExitedAtOnce = errors.New("exited at once")
-	// ErrNoLock: a self-locking node did not take its lock in time.
+	// ErrNoLock: a self-locking node did not take its lock, or did not
+	// write its pid in the pidfile it locked, in time.
 	ErrNoLock = errors.New("did not lock its pidfile")
 	// ErrForeignLock: the node's pidfile is locked, but not as a node
 	// locks it (a read lock, an OFD lock, a lock on part of the file); the

@@ -5,12 +5,56 @@ package multi_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/multi-launcher/multi/multi"
+	"github.com/multi-launcher/multi/nodes/pidfile"
+	"golang.org/x/sys/unix"
 )
+
+// selfNodeEnv makes the test binary, at init, a self-locking node: "own"
+// owns $MULTI_PIDFILE through pidfile.OwnFromEnv; "nowrite" locks it as
+// a node does but never writes its pid. Either says "up" and stays a
+// minute at most.
+const selfNodeEnv = "MULTI_TEST_SELF_NODE"
+
+func init() {
+	role := os.Getenv(selfNodeEnv)
+	switch role {
+	case "":
+		return
+	case "own":
+		if _, err := pidfile.OwnFromEnv(); err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+	case "nowrite":
+		f, err := os.OpenFile(os.Getenv(pidfile.EnvPidfile), os.O_RDWR|os.O_CREATE, 0o600)
+		if err == nil {
+			err = unix.FcntlFlock(f.Fd(), unix.F_SETLK, &unix.Flock_t{Type: unix.F_WRLCK})
+		}
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+	}
+	fmt.Println("up")
+	time.Sleep(time.Minute) // killed by the test long before
+	os.Exit(3)
+}
+
+// selfCluster is cluster with w1 a self-locking node of the given role.
+func selfCluster(t *testing.T, role string) *multi.Cluster {
+	c := cluster(t, "", "w1")
+	c.Nodes[0].SelfLock = true
+	c.Nodes[0].Command = []string{os.Args[0], "-test.run=^$"}
+	c.Env = append(os.Environ(), selfNodeEnv+"="+role, "GORACE=atexit_sleep_ms=0")
+	return c
+}
 
 // A self-locking node that never locks is given up when Start's context
 // ends, not at the lock timeout: the error is the context's, and the
@@ -36,5 +80,34 @@ func TestStartSelfLockHonoursContext(t *testing.T) {
 	// pid this soon is not expected).
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Fatalf("pid %d after Start: kill 0 = %v; want ESRCH", pid, err)
+	}
+}
+
+// Start of a self-locking node returns once the node holds its lock and
+// the pidfile names it: a node that locks but never writes its pid is not
+// reported started (and is killed), and one that does is seen at once
+// with its pid in the file.
+func TestStartSelfLockWaitsForPid(t *testing.T) {
+	c := selfCluster(t, "nowrite")
+	c.LockTimeout = time.Second
+	res, err := c.Start(context.Background())
+	if !errors.Is(err, multi.ErrNoLock) {
+		t.Fatalf("Start of a node that writes no pid: %v (%s); want ErrNoLock", err, res[0])
+	}
+	if res[0].PID <= 1 {
+		t.Fatalf("Result.PID = %d; want the pid killed", res[0].PID)
+	}
+
+	c = selfCluster(t, "own")
+	res, err = c.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := pidfile.Inspect(c.Nodes[0].PidFile)
+	if err != nil || info.State != pidfile.Running || info.FilePID != info.PID || info.PID != res[0].PID {
+		t.Fatalf("right after Start: %+v, %v; want locked by pid %d and naming it", info, err, res[0].PID)
+	}
+	if _, err := c.StopWait(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }

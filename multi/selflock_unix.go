@@ -20,8 +20,10 @@ import (
 const DefaultLockTimeout = 10 * time.Second
 
 // awaitOwnLock waits for a self-locking node (cmd, which has exec'd its
-// command) to lock its pidfile: the holder must be the node's process or a
-// process of its session (a wrapper script's child, say). If the node exits
+// command) to lock its pidfile and write its pid there: the holder must be
+// the node's process or a process of its session (a wrapper script's child,
+// say), and the file's text must name it, so that Status and pkill -F see
+// the node as soon as Start returns. If the node exits
 // first, or the timeout runs out, or ctx ends, or another instance takes
 // the lock, the node is killed (it is this process's unreaped child, so its
 // pid names no other process) and start fails with the reason: ctx's error
@@ -45,18 +47,28 @@ func awaitOwnLock(ctx context.Context, cmd *exec.Cmd, n nodes.Node, timeout time
 		return nil, err
 	}
 	for {
+		lockedBy := 0 // the holder seen, its pid not yet in the file
 		info, err := pidfile.Inspect(n.PidFile)
 		if err != nil {
 			return giveUp(err)
 		}
 		if info.State == pidfile.Running && info.PID > 0 {
-			if sid, _ := unix.Getsid(info.PID); info.PID == pid || sid == pid {
+			sid, _ := unix.Getsid(info.PID)
+			if info.PID != pid && sid != pid {
+				return giveUp(&pidfile.HeldError{Path: n.PidFile, PID: info.PID})
+			}
+			// The lock comes before the pid is written: wait for both.
+			if info.FilePID == info.PID {
 				return cmd.Process, nil
 			}
-			return giveUp(&pidfile.HeldError{Path: n.PidFile, PID: info.PID})
+			lockedBy = info.PID
 		}
 		if exited(pid) {
 			return giveUp(nil)
+		}
+		if time.Now().After(deadline) && lockedBy != 0 {
+			return giveUp(&killedError{pid: pid, err: fmt.Errorf("%w: pid %d locked it but did not write its pid there within %s (see %s); killed it (pid %d)",
+				ErrNoLock, lockedBy, timeout, n.LogFile, pid)})
 		}
 		if time.Now().After(deadline) {
 			return giveUp(&killedError{pid: pid, err: fmt.Errorf("%w within %s (it must lock $%s; see %s); killed it (pid %d)",
