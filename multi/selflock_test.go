@@ -6,12 +6,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/multi-launcher/multi/multi"
+	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"golang.org/x/sys/unix"
 )
@@ -109,5 +112,33 @@ func TestStartSelfLockWaitsForPid(t *testing.T) {
 	}
 	if _, err := c.StopWait(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A Start whose context is cancelled before it starts a node writes
+// nothing for the node: no record, no logfile, no pidfile.
+func TestStartCancelledWritesNothing(t *testing.T) {
+	// Many nodes: Start's scheduler picks at random between a free slot
+	// and the ended context, so each node reaches the start itself by
+	// chance; with ten, one surely does.
+	c := cluster(t, "", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := c.Start(ctx)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Start: %v; want context.Canceled", err)
+	}
+	for _, r := range res {
+		if !errors.Is(r.Err, context.Canceled) {
+			t.Errorf("%s: %v; want context.Canceled", r.Node.Name, r.Err)
+		}
+		for _, f := range []string{r.Node.LogFile, r.Node.PidFile, nodes.RecordPath(c.RunDir, r.Node.Name)} {
+			if _, err := os.Stat(f); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("%s: %s: %v; want nothing written", r.Node.Name, f, err)
+			}
+		}
+	}
+	if entries, _ := os.ReadDir(c.RunDir); len(entries) != 0 {
+		t.Errorf("rundir holds %d files after a cancelled Start; want none", len(entries))
 	}
 }

@@ -155,11 +155,18 @@ func (c *Cluster) makeRunDir(op string, results []Result) bool {
 // The record is written before the node starts, so that no node runs
 // unrecorded: not when the rundir cannot be written (nothing starts), and
 // not when a start is killed half way (the next start finds the node
-// running, recorded). A start that fails puts back the record that was
+// running, recorded); not when ctx has ended already (nothing is
+// written). A start that fails puts back the record that was
 // there before, or removes its own; one that finds the node already
 // running keeps the running node's record.
 func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 	n := r.Node
+	// A start cancelled before it begins leaves no trace: no record, no
+	// logfile.
+	if err := ctx.Err(); err != nil {
+		r.fail("start", err)
+		return nil
+	}
 	if len(n.Command) == 0 {
 		r.fail("start", ErrNoCommand)
 		return nil
