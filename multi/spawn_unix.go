@@ -28,9 +28,9 @@ import (
 // is still this process's, unreaped: the caller checks it again when the
 // settle window ends ([child.recheck]) and then lets it go.
 func spawn(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Duration) (*child, error) {
-	self, err := os.Executable()
+	self, err := selfExe()
 	if err != nil {
-		return nil, fmt.Errorf("cannot find this program to re-execute: %w", err)
+		return nil, err
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -92,6 +92,26 @@ func spawn(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Dur
 		return nil, err
 	}
 	return ch, nil
+}
+
+// procSelfExe is this process's own program, as the kernel knows it: it
+// names the very file this process runs even once that file has been
+// deleted or replaced at its path.
+const procSelfExe = "/proc/self/exe"
+
+// selfExe is the program the exec step re-executes: /proc/self/exe where
+// there is one (Linux), so that a binary deleted or replaced in place (a
+// deploy) still starts its nodes as the running version; elsewhere the
+// program's path, which must then stay valid.
+func selfExe() (string, error) {
+	if _, err := os.Stat(procSelfExe); err == nil {
+		return procSelfExe, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("cannot find this program to re-execute: %w", err)
+	}
+	return self, nil
 }
 
 // letGo hands the child over: reaped when it exits, or with detach
