@@ -113,7 +113,11 @@ type Cluster struct {
 	progressMu sync.Mutex
 	// Env is the nodes' environment; nil means this process's. Each
 	// node's own [nodes.Node.Env] entries (recorded with it) are added
-	// over it, and win.
+	// over it, and win. A node's command without a slash is looked up
+	// as os/exec does: on that environment's PATH if it sets one, else
+	// on this process's; never through an empty or "." element (see
+	// [exec.ErrDot]). So Env: []string{"FOO=1"} still finds sleep, and
+	// the node gets no PATH.
 	Env []string
 	// Signal is what Stop, StopWait and Restart send; 0 means SIGTERM.
 	Signal syscall.Signal
