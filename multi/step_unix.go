@@ -43,6 +43,7 @@ func init() {
 // descriptor open across the exec. args are PIDFILE LOGFILE -- ARGV...
 // With selfLock the step leaves the pidfile alone: the node locks it.
 func execStep(args []string, selfLock bool) {
+	nameStep()
 	report := os.NewFile(errFD, "multi-report")
 	syscall.CloseOnExec(errFD)
 	os.Unsetenv(stepEnv)
