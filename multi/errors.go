@@ -20,6 +20,11 @@ var (
 	// ErrElsewhere: the lock is held by a process that cannot be named from
 	// here (another pid namespace); it is not signalled.
 	ErrElsewhere = errors.New("running in another pid namespace (not signalled)")
+	// ErrDuplicateNode: two nodes of one Cluster have the same name or
+	// the same pidfile (two Specs joined, say), so they would race for one
+	// lock. Start, Restart and Run refuse the whole set before anything
+	// starts; every result fails with it.
+	ErrDuplicateNode = errors.New("duplicate node")
 	// ErrNoCommand: start has no command for the node.
 	ErrNoCommand = errors.New("no command (give one after --)")
 	// ErrCannotRestart: Restart found that a node's command could not be

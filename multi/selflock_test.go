@@ -142,3 +142,33 @@ func TestStartCancelledWritesNothing(t *testing.T) {
 		t.Errorf("rundir holds %d files after a cancelled Start; want none", len(entries))
 	}
 }
+
+// Two nodes with one name (two Specs joined) are refused before anything
+// starts: every result fails with ErrDuplicateNode and no file is written.
+func TestStartDuplicateNode(t *testing.T) {
+	c := cluster(t, "", "w1", "w2")
+	twice := cluster(t, "", "w1") // its own rundir: pidfiles differ
+	c.Nodes = append(c.Nodes, twice.Nodes...)
+	for _, verb := range []func(context.Context) ([]multi.Result, error){c.Start, c.Restart} {
+		res, err := verb(context.Background())
+		if !errors.Is(err, multi.ErrDuplicateNode) {
+			t.Fatalf("%v; want ErrDuplicateNode", err)
+		}
+		for _, r := range res {
+			if !errors.Is(r.Err, multi.ErrDuplicateNode) || r.PID != 0 {
+				t.Errorf("%s", r)
+			}
+		}
+		for _, d := range []string{c.RunDir, twice.RunDir} {
+			if entries, _ := os.ReadDir(d); len(entries) != 0 {
+				t.Errorf("%s holds %d files; want none", d, len(entries))
+			}
+		}
+	}
+	// Two names, one pidfile.
+	c = cluster(t, "", "w1", "w2")
+	c.Nodes[1].PidFile = c.Nodes[0].PidFile
+	if _, err := c.Start(context.Background()); !errors.Is(err, multi.ErrDuplicateNode) {
+		t.Fatalf("two nodes, one pidfile: %v; want ErrDuplicateNode", err)
+	}
+}

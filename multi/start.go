@@ -34,10 +34,12 @@ func startConcurrency() int {
 // each started node in the rundir. It returns once each node either runs
 // its command holding its pidfile's lock or has failed. A node that is
 // already running is left alone; its result wraps [ErrAlreadyRunning].
+// Two nodes with one name or one pidfile fail the whole set with
+// [ErrDuplicateNode] before anything starts.
 // Results are in the order of c.Nodes; the error joins the per-node errors.
 func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
 	results := c.results()
-	if !c.makeRunDir("start", results) {
+	if !c.checkDistinct("start", results) || !c.makeRunDir("start", results) {
 		return results, joinErrs(results)
 	}
 	c.startAll(ctx, results, func(int) (string, bool) { return "started", true })
@@ -145,6 +147,32 @@ func (c *Cluster) makeRunDir(op string, results []Result) bool {
 	}
 	for i := range results {
 		results[i].fail(op, fmt.Errorf("rundir: %w", err))
+	}
+	return false
+}
+
+// checkDistinct fails every result, and returns false, when two nodes
+// share a name or a pidfile: they would race for one lock, so none starts.
+func (c *Cluster) checkDistinct(op string, results []Result) bool {
+	names, pidfiles := map[string]bool{}, map[string]bool{}
+	var err error
+	for _, n := range c.Nodes {
+		switch {
+		case names[n.Name]:
+			err = fmt.Errorf("%w: %s is given twice (pidfile %s); nothing started", ErrDuplicateNode, n.Name, n.PidFile)
+		case pidfiles[n.PidFile]:
+			err = fmt.Errorf("%w: %s has the pidfile %s of another node; nothing started", ErrDuplicateNode, n.Name, n.PidFile)
+		}
+		if err != nil {
+			break
+		}
+		names[n.Name], pidfiles[n.PidFile] = true, true
+	}
+	if err == nil {
+		return true
+	}
+	for i := range results {
+		results[i].fail(op, err)
 	}
 	return false
 }
