@@ -15,7 +15,12 @@ var (
 	// process.
 	ErrAlreadyRunning = pidfile.ErrAlreadyRunning
 	// ErrNotRunning: nothing holds the node's lock, so there is nothing to
-	// signal.
+	// signal. It is what the signal path finds, not a verb's failure: no
+	// verb returns it, and no Result's Err wraps it. Stop, StopWait, Kill
+	// and Send treat a node that is not running as done, as LSB init
+	// scripts treat stopping a stopped service: its Result has Err nil,
+	// PID 0 and a Msg that begins "not running" ("not running (stale
+	// pidfile removed)" when a stale pidfile was removed).
 	ErrNotRunning = errors.New("not running")
 	// ErrElsewhere: the lock is held by a process that cannot be named from
 	// here (another pid namespace); it is not signalled.

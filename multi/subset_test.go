@@ -152,3 +152,38 @@ func TestOnlyKeepsSettings(t *testing.T) {
 		}
 	}
 }
+
+// Stopping, killing or signalling a node that is not running (no pidfile,
+// or a stale one) is success, as ErrNotRunning documents: no error, PID 0,
+// "not running" in Msg, and never ErrNotRunning.
+func TestNotRunningIsSuccess(t *testing.T) {
+	c := cluster(t, "", "w1", "w2")
+	stale := func() {
+		if err := os.WriteFile(c.Nodes[1].PidFile, []byte("12345\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	verbs := map[string]func(context.Context) ([]multi.Result, error){
+		"Stop": c.Stop, "StopWait": c.StopWait, "Kill": c.Kill,
+		"Send": func(ctx context.Context) ([]multi.Result, error) { return c.Send(ctx, syscall.SIGHUP) },
+	}
+	for name, verb := range verbs {
+		stale()
+		res, err := verb(ctx)
+		if err != nil || errors.Is(err, multi.ErrNotRunning) {
+			t.Errorf("%s: %v; want no error", name, err)
+		}
+		for _, r := range res {
+			if r.Err != nil || r.PID != 0 || !strings.HasPrefix(r.Msg, "not running") {
+				t.Errorf("%s: %s (err %v, pid %d); want not running, no error", name, r, r.Err, r.PID)
+			}
+		}
+		if !strings.Contains(res[1].Msg, "stale pidfile removed") {
+			t.Errorf("%s: %s; want the stale pidfile removed", name, res[1])
+		}
+		if _, err := os.Stat(c.Nodes[1].PidFile); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: stale pidfile: %v; want removed", name, err)
+		}
+	}
+}
