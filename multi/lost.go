@@ -73,6 +73,7 @@ func (c *Cluster) awaitLost(ctx context.Context, op string, r *Result, sig sysca
 	if r.Err == nil {
 		if killed {
 			r.Msg = fmt.Sprintf("killed after %s (pid %d)", timeout, r.PID)
+			r.Outcome = KilledAfterTimeout
 		}
 		r.Msg += "; it had lost its pidfile's lock"
 	}

@@ -113,6 +113,7 @@ package multi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"sync"
 	"syscall"
@@ -203,6 +204,9 @@ type Cluster struct {
 // A Result is what a verb did to one node.
 type Result struct {
 	Node nodes.Node
+	// Outcome is what happened, for a program to switch on; Msg says the
+	// same for a person.
+	Outcome Outcome
 	// PID is the node's process: started, signalled or stopped; 0 if none.
 	PID int
 	// Msg says what happened, for a person: "started (pid 1234)".
@@ -251,6 +255,60 @@ func (r *Result) warn(w string) {
 
 func (r *Result) fail(op string, err error) {
 	r.Err = &NodeError{Node: r.Node.Name, Op: op, Err: err}
+	switch {
+	case errors.Is(err, ErrAlreadyRunning):
+		r.Outcome = AlreadyRunning
+	case errors.Is(err, ErrLost):
+		r.Outcome = Lost
+	default:
+		r.Outcome = Failed
+	}
+}
+
+// An Outcome is what a verb did to one node ([Result.Outcome]).
+type Outcome int
+
+// The outcomes. AlreadyRunning, Lost and Failed come with [Result.Err]
+// set; the others without.
+const (
+	// NoOutcome: the verb has not reached the node.
+	NoOutcome Outcome = iota
+	// Started: start started the node (PID).
+	Started
+	// Restarted: restart started again a node it had stopped (PID).
+	Restarted
+	// AlreadyRunning: start found the node running (PID); not a failure
+	// for an init script, but Err matches [ErrAlreadyRunning].
+	AlreadyRunning
+	// Signalled: Stop sent its signal to the node (PID) and did not wait.
+	Signalled
+	// Stopped: the node (PID) released its lock after the stop signal.
+	Stopped
+	// Killed: the node (PID) released its lock after SIGKILL (Kill).
+	Killed
+	// KilledAfterTimeout: the node (PID) did not stop within the timeout
+	// and released its lock after SIGKILL.
+	KilledAfterTimeout
+	// NotRunning: there was nothing to signal, and no pidfile.
+	NotRunning
+	// StaleRemoved: there was nothing to signal; a stale pidfile was
+	// removed.
+	StaleRemoved
+	// Lost: the node runs without its lock (see [LostError]); Err says so.
+	Lost
+	// Failed: the verb failed on the node; Err says why.
+	Failed
+)
+
+var outcomeNames = [...]string{"none", "started", "restarted", "already running", "signalled",
+	"stopped", "killed", "killed after timeout", "not running", "stale removed", "lost", "failed"}
+
+// String names the outcome: "started", "killed after timeout", ...
+func (o Outcome) String() string {
+	if o >= 0 && int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
 }
 
 // FromSpec resolves s's nodes (see [nodes.Spec.Nodes]) and returns a

@@ -150,7 +150,7 @@ func TestStartStatusStopWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, r := range res {
-		if got := holderOf(t, c.Nodes[i]); r.PID != got || r.String() != fmt.Sprintf("w%d: started (pid %d)", i+1, got) {
+		if got := holderOf(t, c.Nodes[i]); r.PID != got || r.Outcome != multi.Started || r.String() != fmt.Sprintf("w%d: started (pid %d)", i+1, got) {
 			t.Errorf("result %q; holder %d", r, got)
 		}
 		if rec, err := nodes.ReadRecord(c.RunDir, r.Node.Name); err != nil || rec.Command[0] != "sleep" {
@@ -171,7 +171,7 @@ func TestStartStatusStopWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, r := range res {
-		if r.Msg != fmt.Sprintf("stopped (pid %d)", sts[i].PID) {
+		if r.Msg != fmt.Sprintf("stopped (pid %d)", sts[i].PID) || r.Outcome != multi.Stopped {
 			t.Errorf("stopwait: %q", r)
 		}
 		if _, err := os.Stat(r.Node.PidFile); !errors.Is(err, os.ErrNotExist) {
@@ -192,7 +192,7 @@ func TestStartAlreadyRunning(t *testing.T) {
 	if !errors.Is(err, multi.ErrAlreadyRunning) || !errors.As(err, &ne) || ne.Node != "w1" || ne.Op != "start" {
 		t.Fatalf("second Start: %v; want a NodeError matching ErrAlreadyRunning", err)
 	}
-	if res[0].PID != first[0].PID || holderOf(t, c.Nodes[0]) != first[0].PID {
+	if res[0].PID != first[0].PID || res[0].Outcome != multi.AlreadyRunning || holderOf(t, c.Nodes[0]) != first[0].PID {
 		t.Errorf("second start: %+v; the first instance (pid %d) must be the only one", res[0], first[0].PID)
 	}
 }
@@ -248,7 +248,7 @@ func TestStaleNeverSignalled(t *testing.T) {
 		} {
 			os.WriteFile(c.Nodes[0].PidFile, []byte(text), 0o644)
 			res, err := verb(t.Context())
-			if err != nil || res[0].Msg != "not running (stale pidfile removed)" || res[0].PID != 0 {
+			if err != nil || res[0].Msg != "not running (stale pidfile removed)" || res[0].Outcome != multi.StaleRemoved || res[0].PID != 0 {
 				t.Errorf("%s on %q: %q, %v", name, text, res[0], err)
 			}
 		}
@@ -268,7 +268,7 @@ func TestStopWaitTimeoutKills(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res[0].Msg != fmt.Sprintf("killed after 50ms (pid %d)", pid) || !strings.Contains(res[0].Warning, "sent KILL") {
+	if res[0].Msg != fmt.Sprintf("killed after 50ms (pid %d)", pid) || res[0].Outcome != multi.KilledAfterTimeout || !strings.Contains(res[0].Warning, "sent KILL") {
 		t.Errorf("result %q, warning %q", res[0], res[0].Warning)
 	}
 }
@@ -313,10 +313,10 @@ func TestRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := holderOf(t, c.Nodes[0])
-	if now == old || res[0].Msg != fmt.Sprintf("restarted (pid %d)", now) {
+	if now == old || res[0].Outcome != multi.Restarted || res[0].Msg != fmt.Sprintf("restarted (pid %d)", now) {
 		t.Errorf("w1: %q (old pid %d)", res[0], old)
 	}
-	if res[1].Msg != fmt.Sprintf("started (pid %d)", holderOf(t, c.Nodes[1])) {
+	if res[1].Outcome != multi.Started || res[1].Msg != fmt.Sprintf("started (pid %d)", holderOf(t, c.Nodes[1])) {
 		t.Errorf("w2: %q", res[1])
 	}
 	waitUp(t, c.Nodes[0])

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"syscall"
-	"time"
 
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"golang.org/x/sys/unix"
@@ -47,32 +46,43 @@ func isStopSignal(sig syscall.Signal) bool {
 // After a signal that ends a process (see [contFollows]) SIGCONT goes the
 // same way, as systemd sends it, so that a stopped node gets the signal.
 func signalNode(path string, expect int, sig syscall.Signal, group bool) (pidfile.Info, error) {
-	info := pidfile.Info{Path: path}
-	h, err := pidfile.Open(path)
+	info, h, err := signalKeep(path, expect, sig, group, false)
+	if h != nil {
+		h.Close()
+	}
+	return info, err
+}
+
+// signalKeep is signalNode that also returns the handle it tested the lock
+// on, still open (nil if none is), so that the caller can wait on the same
+// file and remove it without opening it again; the caller closes it. With
+// rw the pidfile is opened for writing too ([pidfile.OpenToRemove]).
+func signalKeep(path string, expect int, sig syscall.Signal, group, rw bool) (info pidfile.Info, h *pidfile.Handle, err error) {
+	open := pidfile.Open
+	if rw {
+		open = pidfile.OpenToRemove
+	}
+	info = pidfile.Info{Path: path}
+	h, err = open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return info, ErrNotRunning
+		return info, nil, ErrNotRunning
 	}
 	if err != nil {
-		return info, err
+		return info, nil, err
 	}
 	// h changes when the pidfile is replaced under us, and is nil when the
 	// new one cannot be opened (a concurrent stopwait removed it, say).
-	defer func() {
-		if h != nil {
-			h.Close()
-		}
-	}()
-	t0, wait := time.Now(), 50*time.Microsecond
-	brief := func() bool {
-		if time.Since(t0) > pidfile.BriefWait {
-			return false
-		}
-		pidfile.TestMarkBrief()
-		time.Sleep(wait)
-		wait = min(2*wait, 10*time.Millisecond)
-		return true
-	}
+	info, err = signalOn(&h, path, open, expect, sig, group)
+	return info, h, err
+}
+
+// signalOn is signalKeep's loop on the open handle *h, which it replaces
+// (through open) when the path names a new file.
+func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Handle, error), expect int, sig syscall.Signal, group bool) (info pidfile.Info, err error) {
+	var bw pidfile.BriefWaiter
+	brief := bw.Wait
 	for try := 0; try < 100; try++ {
+		h := *hp
 		info, err = h.Snapshot()
 		if err != nil {
 			return info, err
@@ -85,7 +95,7 @@ func signalNode(path string, expect int, sig syscall.Signal, group bool) (pidfil
 			}
 			// Replaced or removed since we opened it: look at the new file.
 			h.Close()
-			h, err = pidfile.Open(path)
+			*hp, err = open(path)
 			if errors.Is(err, fs.ErrNotExist) {
 				return pidfile.Info{Path: path}, ErrNotRunning
 			} else if err != nil {

@@ -136,6 +136,10 @@ func (c *Cluster) finishStart(r *Result, s *started, verb string) {
 	ch.letGo(c.Detach)
 	r.PID = ch.pid
 	r.Msg = fmt.Sprintf("%s (pid %d)", verb, ch.pid)
+	r.Outcome = Started
+	if verb == "restarted" {
+		r.Outcome = Restarted
+	}
 }
 
 // makeRunDir makes the rundir, and when it cannot, fails every result, so

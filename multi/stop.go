@@ -24,8 +24,9 @@ func (c *Cluster) Stop(ctx context.Context) ([]Result, error) {
 		r := &results[i]
 		if err := ctx.Err(); err != nil {
 			r.fail("stop", err)
-		} else if c.signalOne(r, "stop", sig) {
+		} else if ok, _ := c.signalOne(r, "stop", sig, false); ok {
 			r.Msg = fmt.Sprintf("sent %s (pid %d)", SignalName(sig), r.PID)
+			r.Outcome = Signalled
 		}
 		c.report(r)
 	}
@@ -69,13 +70,19 @@ type stopOpts struct {
 // stopWait signals the nodes of results and waits for them, as o says.
 func (c *Cluster) stopWait(ctx context.Context, results []Result, o stopOpts) {
 	s := &stopWaiter{c: c, stopOpts: o, byPath: map[string]*Result{}, released: map[string]bool{}}
+	// Each pidfile is opened once, by its signal, and the same handle is
+	// waited on and removed through, as long as the descriptors last (half
+	// the budget: Notify adds a pidfd to each); beyond, the waiter and the
+	// remover open the pidfile again, as they would without a handle.
+	s.keep = waiter.DescriptorBudget() / 2
 	// Lost nodes signalled (SignalLost) are waited for through pidfds,
 	// beside the others.
 	var lostWait sync.WaitGroup
 	defer lostWait.Wait()
 	for i := range results {
 		r := &results[i]
-		if !s.signal(ctx, r) {
+		ok, h := s.signal(ctx, r)
+		if !ok {
 			s.final(r)
 			continue
 		}
@@ -92,7 +99,7 @@ func (c *Cluster) stopWait(ctx context.Context, results []Result, o stopOpts) {
 			})
 			continue
 		}
-		s.targets = append(s.targets, waiter.Target{Path: r.Node.PidFile, PID: r.PID})
+		s.targets = append(s.targets, waiter.Target{Path: r.Node.PidFile, PID: r.PID, Handle: h})
 		s.byPath[r.Node.PidFile] = r
 	}
 	if len(s.targets) > 0 {
@@ -108,20 +115,26 @@ type stopWaiter struct {
 	targets  []waiter.Target
 	byPath   map[string]*Result
 	released map[string]bool
+	// keep is how many more pidfiles may stay open from signal to removal.
+	keep int
 }
 
 // signal sends the first signal to r's node, and reports whether it did
-// (r says why not).
-func (s *stopWaiter) signal(ctx context.Context, r *Result) bool {
+// (r says why not), with the pidfile's handle it used while s.keep lasts.
+func (s *stopWaiter) signal(ctx context.Context, r *Result) (bool, *pidfile.Handle) {
 	if err := ctx.Err(); err != nil {
 		r.fail(s.op, err)
-		return false
+		return false, nil
 	}
 	if IsStopSignal(s.sig) {
 		r.fail(s.op, fmt.Errorf("%w (%s)", ErrStopSignal, SignalName(s.sig)))
-		return false
+		return false, nil
 	}
-	return s.c.signalOne(r, s.op, s.sig)
+	ok, h := s.c.signalOne(r, s.op, s.sig, s.keep > 0)
+	if h != nil {
+		s.keep--
+	}
+	return ok, h
 }
 
 // final is called once r is final.
@@ -165,9 +178,12 @@ func (s *stopWaiter) done(killed bool) func(waiter.Target, error) {
 		if err != nil {
 			r.fail(s.op, err)
 		} else {
-			s.c.stopped(r, s.op, s.sig)
+			s.c.stoppedOn(r, s.op, s.sig, t.Handle)
 			if killed {
 				r.Msg = fmt.Sprintf("killed after %s (pid %d)", s.timeout, t.PID) + strings.TrimPrefix(r.Msg, fmt.Sprintf("stopped (pid %d)", t.PID))
+				if r.Err == nil {
+					r.Outcome = KilledAfterTimeout
+				}
 			}
 		}
 		s.final(r)
@@ -194,6 +210,7 @@ func (s *stopWaiter) pending() []waiter.Target {
 	var left []waiter.Target
 	for _, t := range s.targets {
 		if !s.released[t.Path] {
+			t.Handle = nil // WaitAll has closed it
 			left = append(left, t)
 		}
 	}
@@ -211,28 +228,37 @@ func (s *stopWaiter) giveUp(err error) {
 
 // signalOne sends sig to r.Node through its lock and reports whether it
 // did. When it did not, r says why: not running (a stale pidfile is
-// removed), or a failure.
-func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal) bool {
+// removed, through the same open file), or a failure. With keep, the
+// pidfile's handle it signalled through is returned open (opened for
+// writing where it may be, see [pidfile.OpenToRemove]) for the caller to
+// wait on, remove through and close.
+func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal, keep bool) (bool, *pidfile.Handle) {
 	c.untagRun(r.Node.Name, op, sig) // before the signal: see runTagExt
-	info, err := signalNode(r.Node.PidFile, 0, sig, c.Group)
+	info, h, err := signalKeep(r.Node.PidFile, 0, sig, c.Group, true)
+	if h != nil && (err != nil || !keep) {
+		defer h.Close()
+	}
 	switch {
 	case errors.Is(err, ErrNotRunning):
 		if c.lostOne(r, op, sig, info) {
-			return r.Err == nil
+			return r.Err == nil, nil
 		}
-		c.notRunning(r, op, info)
-		return false
+		c.notRunning(r, op, info, h)
+		return false, nil
 	case err != nil:
 		r.PID = info.PID
 		r.fail(op, err)
-		return false
+		return false, nil
 	}
 	if info.Mismatch() {
 		r.warn(fmt.Sprintf("pidfile %s says %s but the lock holder is pid %d; using %d",
 			r.Node.PidFile, describeFilePID(info), info.PID, info.PID))
 	}
 	r.PID = info.PID
-	return true
+	if !keep {
+		h = nil
+	}
+	return true, h
 }
 
 func describeFilePID(info pidfile.Info) string {
@@ -243,13 +269,14 @@ func describeFilePID(info pidfile.Info) string {
 }
 
 // notRunning reports a node with nothing to signal, as info found it,
-// removing a stale pidfile.
-func (c *Cluster) notRunning(r *Result, op string, info pidfile.Info) {
+// removing a stale pidfile (through h, if not nil).
+func (c *Cluster) notRunning(r *Result, op string, info pidfile.Info, h *pidfile.Handle) {
+	r.Outcome = NotRunning
 	if info.State == pidfile.Absent {
 		r.Msg = "not running"
 		return
 	}
-	err := pidfile.RemoveStale(r.Node.PidFile)
+	err := removeStale(r.Node.PidFile, h)
 	var held *pidfile.HeldError
 	switch {
 	case errors.As(err, &held):
@@ -260,18 +287,26 @@ func (c *Cluster) notRunning(r *Result, op string, info pidfile.Info) {
 		r.fail(op, fmt.Errorf("stale pidfile not removed: %w", err))
 	default:
 		r.Msg = "not running (stale pidfile removed)"
+		r.Outcome = StaleRemoved
 	}
 }
 
 // stopped reports a node whose lock was released and removes its pidfile,
 // unless another instance has locked it since.
 func (c *Cluster) stopped(r *Result, op string, sig syscall.Signal) {
+	c.stoppedOn(r, op, sig, nil)
+}
+
+// stoppedOn is stopped, removing the pidfile through h if not nil.
+func (c *Cluster) stoppedOn(r *Result, op string, sig syscall.Signal, h *pidfile.Handle) {
 	word := "stopped"
+	r.Outcome = Stopped
 	if sig == syscall.SIGKILL {
 		word = "killed"
+		r.Outcome = Killed
 	}
 	r.Msg = fmt.Sprintf("%s (pid %d)", word, r.PID)
-	err := pidfile.RemoveStale(r.Node.PidFile)
+	err := removeStale(r.Node.PidFile, h)
 	var held *pidfile.HeldError
 	switch {
 	case errors.As(err, &held):
@@ -279,4 +314,13 @@ func (c *Cluster) stopped(r *Result, op string, sig syscall.Signal) {
 	case err != nil:
 		r.fail(op, fmt.Errorf("stopped, but %w", err))
 	}
+}
+
+// removeStale removes the pidfile at path if nobody holds it: through h,
+// the pidfile already open, if not nil.
+func removeStale(path string, h *pidfile.Handle) error {
+	if h != nil {
+		return h.RemoveIfStale()
+	}
+	return pidfile.RemoveStale(path)
 }

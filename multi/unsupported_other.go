@@ -42,3 +42,7 @@ func (ch *child) letGo(detach bool) {}
 func signalNode(path string, expect int, sig syscall.Signal, group bool) (pidfile.Info, error) {
 	return pidfile.Info{Path: path}, errors.ErrUnsupported
 }
+
+func signalKeep(path string, expect int, sig syscall.Signal, group, rw bool) (pidfile.Info, *pidfile.Handle, error) {
+	return pidfile.Info{Path: path}, nil, errors.ErrUnsupported
+}

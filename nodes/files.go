@@ -33,19 +33,7 @@ func OpenLogfile(path string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("logfile %s: %w", path, safefs.BareErr(err))
 	}
-	st, err := f.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("is %s, not a regular file", safefs.DescribeType(st.Mode()))
-	}
-	if err == nil {
-		var dst os.FileInfo
-		if dst, err = d.Stat(); err == nil {
-			err = safefs.CheckOwner(st, d.Path(), dst)
-		}
-	}
-	if err == nil {
-		err = safefs.CheckOneLink(st)
-	}
+	_, err = d.CheckFile(f)
 	if err == nil {
 		err = safefs.SetBlocking(f)
 	}

@@ -2,7 +2,6 @@ package nodes
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -37,20 +36,10 @@ func openRunLock(d *safefs.Folder, create bool) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
-	if err == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("%s is %s, not a regular file", path, safefs.DescribeType(st.Mode()))
-	}
-	if err == nil {
-		var dst fs.FileInfo
-		if dst, err = d.Stat(); err == nil {
-			err = safefs.CheckOwner(st, d.Path(), dst)
-		}
-	}
-	if err == nil {
-		err = safefs.CheckOneLink(st)
-	}
-	if err == nil && st.Mode().Perm() != 0o600 {
+	st, err := d.CheckFile(f)
+	if err != nil {
+		err = fmt.Errorf("%s: %w", path, err)
+	} else if st.Mode().Perm() != 0o600 {
 		err = f.Chmod(0o600)
 	}
 	if err != nil {

@@ -46,6 +46,10 @@ type Target struct {
 	// has taken it since (a node restarted by someone else). Zero means
 	// released only when nobody holds the lock.
 	PID int
+	// Handle, if not nil, is Path already open (a caller that tested the
+	// lock on it before), which WaitAll tests instead of opening Path: see
+	// WaitAll for who closes it.
+	Handle *pidfile.Handle
 }
 
 // A Strategy decides how to wait. [Poll] and [Notify] are the two there are.
@@ -74,23 +78,44 @@ func Wait(ctx context.Context, pidfile string, s Strategy) error {
 // nil error, or gives up on it with the error that stopped its lock tests.
 // It returns ctx's error when ctx ends the wait, and nil otherwise; targets
 // not reported through done by then are still held.
+//
+// WaitAll takes over each target's Handle: it tests the lock on it, hands
+// it to done as the Target's Handle (which done may use, not close, until
+// it returns) and closes it then, or when WaitAll returns. A Handle counts
+// against the descriptor budget as one WaitAll opens would: beyond it, it
+// is closed at once and Path is opened for each test. done gets the handle
+// WaitAll last tested the lock on, if still open, whether passed in or not.
 func WaitAll(ctx context.Context, targets []Target, s Strategy, done func(Target, error)) error {
 	if s == nil {
 		s = Default
 	}
+	// The handles passed in are open already, so DescriptorBudget counted
+	// them as used: add them back, they are what they would cost here.
+	given := 0
+	for _, t := range targets {
+		if t.Handle != nil {
+			given++
+		}
+	}
 	r := &run{targets: targets, hs: make([]*pidfile.Handle, len(targets)), over: make([]bool, len(targets)),
-		pids: make([]int, len(targets)), done: done, keep: DescriptorBudget() / s.fdsPerTarget()}
+		pids: make([]int, len(targets)), done: done, keep: (DescriptorBudget() + given) / s.fdsPerTarget()}
 	defer r.closeAll()
 	for i, t := range targets {
 		r.pids[i] = t.PID
 		if r.kept >= r.keep {
 			// No descriptor to keep for it: opened at each test.
+			if t.Handle != nil {
+				t.Handle.Close()
+			}
 			r.pending++
 			continue
 		}
-		h, err := pidfile.Open(t.Path)
+		h, err := t.Handle, error(nil)
+		if h == nil {
+			h, err = pidfile.Open(t.Path)
+		}
 		if errors.Is(err, fs.ErrNotExist) {
-			r.finish(i, nil)
+			r.finish(i, nil, nil)
 			continue
 		}
 		if outOfDescriptors(err) {
@@ -99,7 +124,7 @@ func WaitAll(ctx context.Context, targets []Target, s Strategy, done func(Target
 			continue
 		}
 		if err != nil {
-			r.finish(i, err)
+			r.finish(i, err, nil)
 			continue
 		}
 		r.hs[i] = h
@@ -148,13 +173,13 @@ func (r *run) probe(i int) {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			r.pending--
-			r.finish(i, nil)
+			r.finish(i, nil, nil)
 			return
 		case outOfDescriptors(err):
 			return // tested again at the next round
 		case err != nil:
 			r.pending--
-			r.finish(i, err)
+			r.finish(i, err, nil)
 			return
 		}
 	}
@@ -173,13 +198,12 @@ func (r *run) probe(i int) {
 		}
 		return
 	}
-	h.Close()
 	if r.hs[i] != nil {
 		r.hs[i] = nil
 		r.kept--
 	}
 	r.pending--
-	r.finish(i, err)
+	r.finish(i, err, h)
 }
 
 // keptPIDs returns the holder pids of the targets with a kept descriptor,
@@ -201,10 +225,17 @@ func (r *run) round() {
 	}
 }
 
-func (r *run) finish(i int, err error) {
+// finish reports target i over, handing done h (if not nil: the handle
+// its lock was last tested on), and then closes h.
+func (r *run) finish(i int, err error, h *pidfile.Handle) {
 	r.over[i] = true
 	if r.done != nil {
-		r.done(r.targets[i], err)
+		t := r.targets[i]
+		t.Handle = h
+		r.done(t, err)
+	}
+	if h != nil {
+		h.Close()
 	}
 }
 

@@ -225,3 +225,46 @@ func TestWaitBadPidfile(t *testing.T) {
 		t.Fatalf("Wait(symlink) = %v; want ErrBadPidfile", err)
 	}
 }
+
+// A Target's Handle is what WaitAll tests, not its Path: a pidfile
+// unlinked while its holder lives is waited for on the handle, and done
+// gets that same handle, still open.
+func TestWaitAllGivenHandle(t *testing.T) {
+	t.Parallel()
+	for name, s := range strategies {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "w.pid")
+			hp := hold(t, path)
+			h, err := pidfile.OpenToRemove(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Opened again, the path would say absent: released at once.
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			var got *pidfile.Handle
+			finish := mustBlock(t, func() error {
+				return waiter.WaitAll(t.Context(), []waiter.Target{{Path: path, Handle: h}}, s, func(tg waiter.Target, err error) {
+					if err != nil {
+						t.Errorf("done: %v", err)
+					}
+					got = tg.Handle
+					if tg.Handle == nil {
+						t.Errorf("done got no handle")
+					} else if state, _, err := tg.Handle.Holder(); err != nil || state != pidfile.Stale {
+						t.Errorf("done's handle: %v, %v; want open, stale", state, err)
+					}
+				})
+			})
+			hp.cmd.Process.Signal(syscall.SIGKILL)
+			if err := finish(); err != nil {
+				t.Fatal(err)
+			}
+			if got != h {
+				t.Errorf("done got handle %p; want the one given, %p", got, h)
+			}
+		})
+	}
+}

@@ -84,40 +84,47 @@ func (o *output) result(r multi.Result) {
 }
 
 // resultLine is what a result line says after the node's name, with the
-// word that tells what happened painted. multi.Result hands the outcome to
-// the CLI as a sentence for a person (Result.String: "w1: started (pid
-// 1234)", "w1: FAILED: reason"), not as a value to switch on, so the
-// word to colour is cut out of that sentence; this function and
-// statusErrText are the only places that read multi's text back. failed
-// says whether r counts as a failure (already running does not).
+// word that tells what happened painted, chosen by the result's Outcome.
+// failed says whether r counts as a failure (already running does not).
 func (o *output) resultLine(r multi.Result, failed bool) string {
-	line := strings.TrimPrefix(r.String(), r.Node.Name+": ")
 	switch {
-	case errors.Is(r.Err, multi.ErrAlreadyRunning):
+	case r.Outcome == multi.AlreadyRunning:
 		// Starting what already runs is done, as LSB init scripts have it.
-		line = o.paint(yellow, r.Msg)
+		return o.paint(yellow, r.Msg)
 	case failed:
-		line = o.paint(red, "FAILED") + strings.TrimPrefix(line, "FAILED")
-	case strings.HasPrefix(line, "not running"):
-		line = o.paint(yellow, line)
-	case strings.HasPrefix(line, "killed after"):
+		return o.paint(red, "FAILED") + ": " + cause(r.Err)
+	case r.Outcome == multi.NotRunning || r.Outcome == multi.StaleRemoved:
+		return o.paint(yellow, r.Msg)
+	case r.Outcome == multi.KilledAfterTimeout:
 		// It did stop, but not when asked: that is worth a look.
-		word, rest, _ := strings.Cut(line, " ")
-		line = o.paint(yellow, word) + " " + rest
-	default:
-		word, rest, _ := strings.Cut(line, " ")
-		line = o.paint(green, word) + " " + rest
+		return o.paintFirst(yellow, r.Msg)
 	}
-	return strings.TrimSpace(line)
+	return o.paintFirst(green, r.Msg)
 }
 
-// statusErrText is why a node's status is unknown, without the "multi:
-// status NAME: " that the error's text starts with: the line already
-// begins with the node's name. Like resultLine it reads multi's error
-// text, because a Status offers its reason only as an error.
-func statusErrText(s multi.Status) string {
-	return strings.TrimPrefix(s.Err.Error(), "multi: status "+s.Node.Name+": ")
+// paintFirst paints the first word of a result's message, the one that
+// says what happened ("started", "stopped", "sent").
+func (o *output) paintFirst(color, msg string) string {
+	word, rest, ok := strings.Cut(msg, " ")
+	if !ok {
+		return o.paint(color, word)
+	}
+	return o.paint(color, word) + " " + rest
 }
+
+// cause is a verb's or status's error without the "multi: VERB NAME: "
+// its text starts with (the line begins with the node's name already):
+// the cause a [multi.NodeError] wraps.
+func cause(err error) string {
+	var ne *multi.NodeError
+	if errors.As(err, &ne) {
+		return ne.Err.Error()
+	}
+	return err.Error()
+}
+
+// statusErrText is why a node's status is unknown.
+func statusErrText(s multi.Status) string { return cause(s.Err) }
 
 // describe prints what --verbose adds for a node: its command line and
 // files.

@@ -82,11 +82,12 @@ func TestNoEscapesIntoPipe(t *testing.T) {
 func TestResultLine(t *testing.T) {
 	t.Parallel()
 	n := nodes.Node{Name: "w1"}
-	started := multi.Result{Node: n, PID: 42, Msg: "started (pid 42)"}
-	failed := multi.Result{Node: n, Err: &multi.NodeError{Node: "w1", Op: "start", Err: errors.New("boom")}}
-	already := multi.Result{Node: n, PID: 42, Msg: "already running (pid 42)", Err: fmt.Errorf("w1: %w", multi.ErrAlreadyRunning)}
-	down := multi.Result{Node: n, Msg: "not running"}
-	killed := multi.Result{Node: n, PID: 42, Msg: "killed after 2s (pid 42)"}
+	// The colour follows the Outcome, not the text.
+	started := multi.Result{Node: n, Outcome: multi.Started, PID: 42, Msg: "started (pid 42)"}
+	failed := multi.Result{Node: n, Outcome: multi.Failed, Err: &multi.NodeError{Node: "w1", Op: "start", Err: errors.New("boom")}}
+	already := multi.Result{Node: n, Outcome: multi.AlreadyRunning, PID: 42, Msg: "already running (pid 42)", Err: fmt.Errorf("w1: %w", multi.ErrAlreadyRunning)}
+	down := multi.Result{Node: n, Outcome: multi.NotRunning, Msg: "not running"}
+	killed := multi.Result{Node: n, Outcome: multi.KilledAfterTimeout, PID: 42, Msg: "killed after 2s (pid 42)"}
 	tests := []struct {
 		r              multi.Result
 		failed         bool

@@ -13,7 +13,9 @@ package safefs
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
+	"os"
 )
 
 // An UnsafeLinkError is a symbolic link on the way to a file that someone
@@ -56,4 +58,29 @@ func BareErr(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// CheckFile returns the stat of f, a file opened in d, once it has passed
+// the checks every file multi opens in a folder gets: a regular file ("is
+// a FIFO, not a regular file"), not planted by another user ([CheckOwner])
+// and with one name ([CheckOneLink]). Its errors do not name the file.
+func (d *Folder) CheckFile(f *os.File) (fs.FileInfo, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, BareErr(err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("is %s, not a regular file", DescribeType(st.Mode()))
+	}
+	dst, err := d.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("folder: %w", BareErr(err))
+	}
+	if err := CheckOwner(st, d.Path(), dst); err != nil {
+		return nil, err
+	}
+	if err := CheckOneLink(st); err != nil {
+		return nil, err
+	}
+	return st, nil
 }

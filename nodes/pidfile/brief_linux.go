@@ -13,3 +13,10 @@ import (
 // file description, not to the process: closing another descriptor of the
 // file does not drop it.
 func briefLock(f *os.File) error { return lockCmd(f, unix.F_OFD_SETLK) }
+
+// briefUnlock lets go of the brief lock on f, leaving f open.
+func briefUnlock(f *os.File) error {
+	lk := wholeFile()
+	lk.Type = unix.F_UNLCK
+	return unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, lk)
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -13,6 +14,30 @@ import (
 // multi's brief one (an OFD lock, or a node's exec step that has locked
 // its pidfile but not yet written its pid) to go or to settle.
 const BriefWait = 500 * time.Millisecond
+
+// A BriefWaiter waits out, a little longer each time, a lock that may be
+// another multi's brief one, for [BriefWait] in all. Its zero value is
+// ready to use.
+type BriefWaiter struct {
+	t0   time.Time
+	wait time.Duration
+}
+
+// Wait sleeps before the caller looks at the lock again (50µs, doubling up
+// to 10ms) and reports true, or reports false without sleeping once
+// BriefWait has passed since the first Wait.
+func (b *BriefWaiter) Wait() bool {
+	if b.t0.IsZero() {
+		b.t0, b.wait = time.Now(), 50*time.Microsecond
+	}
+	if time.Since(b.t0) > BriefWait {
+		return false
+	}
+	testMarkBrief()
+	time.Sleep(b.wait)
+	b.wait = min(2*b.wait, 10*time.Millisecond)
+	return true
+}
 
 // lockSeen is what F_GETLK reports about the lock that would stop a
 // whole-file write lock.
@@ -90,6 +115,9 @@ func (h *Handle) Snapshot() (Info, error) {
 type Handle struct {
 	f    *os.File
 	path string
+	// rw: opened for writing too ([OpenToRemove]), which the brief OFD
+	// write lock of [Handle.RemoveIfStale] needs.
+	rw bool
 }
 
 // Open opens the pidfile at path for lock tests. The error wraps
@@ -98,6 +126,23 @@ func Open(path string) (*Handle, error) {
 	unlock := lockPath(path)
 	defer unlock()
 	return openHandle(path)
+}
+
+// OpenToRemove opens the pidfile at path as [Open] does, but for writing
+// too, so that [Handle.RemoveIfStale] can later remove it through the same
+// open file. A pidfile this process may read but not write is opened for
+// reading only, and RemoveIfStale then opens it again as [RemoveStale] does.
+func OpenToRemove(path string) (*Handle, error) {
+	unlock := lockPath(path)
+	defer unlock()
+	f, err := openPidfile(path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		return openHandle(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Handle{f: f, path: path, rw: true}, nil
 }
 
 func openHandle(path string) (*Handle, error) {
@@ -114,9 +159,7 @@ func (h *Handle) Path() string { return h.path }
 // Holder asks the kernel who holds the lock on the open file: Stale when
 // nobody does, Running with the holder's pid, Elsewhere, or Foreign (a
 // lock that is not a node's; see [Handle.Snapshot] for what it is).
-func (h *Handle) Holder() (State, int, error) { return h.holder() }
-
-func (h *Handle) holder() (State, int, error) {
+func (h *Handle) Holder() (State, int, error) {
 	l, err := getlk(h.f)
 	if err != nil {
 		return Stale, 0, fmt.Errorf("pidfile %s: lock test: %w", h.path, err)

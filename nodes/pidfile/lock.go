@@ -83,7 +83,7 @@ func lockFile(path string, pid int) (*os.File, error) {
 			if info.State == Elsewhere || (info.State == Running && (info.FilePID == info.PID || over)) {
 				return nil, &HeldError{Path: path, PID: info.PID}
 			}
-			TestMarkBrief()
+			testMarkBrief()
 			backoff(try)
 			continue
 		}

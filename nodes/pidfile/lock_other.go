@@ -14,3 +14,4 @@ var errWouldBlock = errors.New("lock held")
 func setlk(f *os.File) error             { return errors.ErrUnsupported }
 func briefLock(f *os.File) error         { return errors.ErrUnsupported }
 func getlk(f *os.File) (lockSeen, error) { return lockSeen{}, errors.ErrUnsupported }
+func briefUnlock(f *os.File) error       { return errors.ErrUnsupported }

@@ -214,3 +214,83 @@ func TestHostilePidfiles(t *testing.T) {
 		t.Errorf("symlink target written through: %q", b)
 	}
 }
+
+// RemoveIfStale removes through the open handle only a pidfile nobody
+// holds, and only while the path still names the handle's file: a file
+// locked since the handle was opened stays, and a file put in its place is
+// left to RemoveStale, which removes it only if it is stale.
+func TestRemoveIfStale(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	stale := func(name string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte("4194000\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	exists := func(path string) bool {
+		_, err := os.Lstat(path)
+		return err == nil
+	}
+
+	// Stale: removed through the handle, opened for writing or not.
+	for _, open := range []func(string) (*pidfile.Handle, error){pidfile.OpenToRemove, pidfile.Open} {
+		path := stale("stale.pid")
+		h, err := open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.RemoveIfStale(); err != nil || exists(path) {
+			t.Fatalf("RemoveIfStale of a stale pidfile: %v, exists %v; want removed", err, exists(path))
+		}
+		h.Close()
+	}
+
+	// Locked since the handle was opened (same file): kept, with its pid.
+	path := stale("held.pid")
+	h, err := pidfile.OpenToRemove(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	cmd, _ := holder(t, path)
+	var held *pidfile.HeldError
+	if err := h.RemoveIfStale(); !errors.As(err, &held) || held.PID != cmd.Process.Pid {
+		t.Fatalf("RemoveIfStale of a held pidfile: %v; want HeldError with pid %d", err, cmd.Process.Pid)
+	}
+	if b, _ := os.ReadFile(path); string(b) != strconv.Itoa(cmd.Process.Pid)+"\n" {
+		t.Fatalf("held pidfile now says %q; want %d", b, cmd.Process.Pid)
+	}
+
+	// Replaced by a stale file since the handle was opened: the new file
+	// is removed (it is stale), as RemoveStale would.
+	path = stale("replaced.pid")
+	h2, err := pidfile.OpenToRemove(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h2.Close()
+	if err := os.Rename(stale("new.pid"), path); err != nil {
+		t.Fatal(err)
+	}
+	if err := h2.RemoveIfStale(); err != nil || exists(path) {
+		t.Fatalf("RemoveIfStale of a replaced stale pidfile: %v, exists %v; want removed", err, exists(path))
+	}
+
+	// Replaced by a held file: kept.
+	path = stale("replaced2.pid")
+	h3, err := pidfile.OpenToRemove(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h3.Close()
+	other := filepath.Join(dir, "other.pid")
+	cmd2, _ := holder(t, other)
+	if err := os.Rename(other, path); err != nil {
+		t.Fatal(err)
+	}
+	if err := h3.RemoveIfStale(); !errors.As(err, &held) || held.PID != cmd2.Process.Pid || !exists(path) {
+		t.Fatalf("RemoveIfStale of a replaced held pidfile: %v, exists %v; want HeldError with pid %d", err, exists(path), cmd2.Process.Pid)
+	}
+}

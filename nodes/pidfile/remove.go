@@ -55,28 +55,96 @@ func RemoveStale(path string) error {
 			return fe
 		}
 		// Let go since we tried, or another multi's brief lock: again.
-		TestMarkBrief()
+		testMarkBrief()
+		backoff(try)
+	}
+}
+
+// RemoveIfStale is [RemoveStale] on the file h has open, so that a caller
+// that has tested the lock on h need not open the pidfile again: it takes
+// the same brief OFD lock on h's open file, checks that the path still
+// names that file and unlinks it (in its folder reached without following
+// an untrusted link), then lets go of the brief lock. h stays open.
+//
+// When the path names another file by then (a node that removed its own
+// pidfile, a new instance's), or h was opened for reading only, the path is
+// left to RemoveStale, which opens whatever it names now.
+func (h *Handle) RemoveIfStale() error {
+	if !h.rw || !h.SameFile() {
+		return RemoveStale(h.path)
+	}
+	unlock := lockPath(h.path)
+	if owned(h.path) {
+		unlock()
+		return &HeldError{Path: h.path, PID: os.Getpid()}
+	}
+	t0 := time.Now()
+	for try := 0; ; try++ {
+		err := briefLock(h.f)
+		if err == nil {
+			testHoldLock()
+			err = unlinkSame(h.f, h.path)
+			if uerr := briefUnlock(h.f); err == nil && uerr != nil {
+				err = fmt.Errorf("pidfile %s: unlock: %w", h.path, uerr)
+			}
+			unlock()
+			return err
+		}
+		if !errors.Is(err, errWouldBlock) {
+			unlock()
+			return fmt.Errorf("pidfile %s: lock: %w", h.path, err)
+		}
+		info, herr := h.Snapshot()
+		var fe *ForeignError
+		switch {
+		case herr != nil:
+			unlock()
+			return herr
+		case info.State == Running || info.State == Elsewhere:
+			unlock()
+			return &HeldError{Path: h.path, PID: info.PID}
+		case errors.As(info.LockErr, &fe) && (!fe.OFD() || time.Since(t0) > BriefWait):
+			unlock()
+			return fe
+		}
+		if !h.SameFile() {
+			// Replaced while we waited: the new file is RemoveStale's.
+			unlock()
+			return RemoveStale(h.path)
+		}
+		// Let go since we tried, or another multi's brief lock: again.
+		testMarkBrief()
 		backoff(try)
 	}
 }
 
 // unlinkClose unlinks path if it still names f, then closes f, and returns
-// cause (or the first error met when cause is nil). The name is checked
-// and removed in its folder reached again without following an untrusted
-// link, so a folder swapped since the open cannot redirect the unlink.
+// cause (or the first error met when cause is nil).
 func unlinkClose(f *os.File, path string, cause error) error {
-	if d, err := safefs.OpenFolder(filepath.Dir(path), false); err == nil {
-		if name := filepath.Base(path); d.SameFile(name, f) {
-			if err := d.Remove(name); err != nil && cause == nil && !errors.Is(err, fs.ErrNotExist) {
-				cause = fmt.Errorf("pidfile %s: %w", path, safefs.BareErr(err))
-			}
-		}
-		d.Close()
+	if err := unlinkSame(f, path); err != nil && cause == nil {
+		cause = err
 	}
 	if err := f.Close(); err != nil && cause == nil {
 		cause = err
 	}
 	return cause
+}
+
+// unlinkSame unlinks path if it still names f. The name is checked and
+// removed in its folder reached again without following an untrusted
+// link, so a folder swapped since the open cannot redirect the unlink.
+func unlinkSame(f *os.File, path string) error {
+	d, err := safefs.OpenFolder(filepath.Dir(path), false)
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	if name := filepath.Base(path); d.SameFile(name, f) {
+		if err := d.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("pidfile %s: %w", path, safefs.BareErr(err))
+		}
+	}
+	return nil
 }
 
 // backoff sleeps a little longer on each try: 50µs doubling to 10ms.

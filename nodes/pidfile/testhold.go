@@ -10,24 +10,29 @@ import (
 // one multi meets another's brief locks, so that tests of those windows
 // are deterministic. They are not for use outside tests.
 const (
-	// TestHoldEnv set to a path makes [Acquire] (so a node's exec step)
+	// testHoldEnv set to a path makes [Acquire] (so a node's exec step)
 	// and [RemoveStale], right after taking their lock, write their pid to
 	// PATH.held and wait until PATH exists (at most a minute) before they
 	// go on.
-	TestHoldEnv = "_MULTI_TEST_HOLD_LOCK"
-	// TestBriefEnv set to a path makes a multi that waits out a brief
+	testHoldEnv = "_MULTI_TEST_HOLD_LOCK"
+	// testBriefEnv set to a path makes a multi that waits out a brief
 	// lock (see [BriefWait]) create PATH as it starts to wait, which can
-	// end a [TestHoldEnv] hold.
-	TestBriefEnv = "_MULTI_TEST_BRIEF_MARK"
+	// end a [testHoldEnv] hold.
+	testBriefEnv = "_MULTI_TEST_BRIEF_MARK"
 )
 
-// testHoldLock is the hook of [TestHoldEnv].
+// testHoldLock is the hook of [testHoldEnv].
 func testHoldLock() {
-	path := os.Getenv(TestHoldEnv)
+	path := os.Getenv(testHoldEnv)
 	if path == "" {
 		return
 	}
-	os.WriteFile(path+".held", []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+	// Written whole, then renamed into place: a test that sees PATH.held
+	// reads the pid, never an empty file.
+	tmp := path + ".held.tmp"
+	if os.WriteFile(tmp, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644) == nil {
+		os.Rename(tmp, path+".held")
+	}
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
 		if _, err := os.Stat(path); err == nil {
@@ -37,10 +42,10 @@ func testHoldLock() {
 	}
 }
 
-// TestMarkBrief is the hook of [TestBriefEnv], for a multi about to wait
-// out a brief lock.
-func TestMarkBrief() {
-	if path := os.Getenv(TestBriefEnv); path != "" {
+// testMarkBrief is the hook of [testBriefEnv], for a multi about to wait
+// out a brief lock (see [BriefWaiter]).
+func testMarkBrief() {
+	if path := os.Getenv(testBriefEnv); path != "" {
 		touch(path)
 	}
 }

@@ -1,0 +1,168 @@
+//go:build unix
+
+package multi
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+)
+
+// nodeExited takes in the exit of a node's process, from the reaper.
+func (r *run) nodeExited(e nodeExit) {
+	rn := r.byPID[e.pid]
+	if rn == nil {
+		r.early[e.pid] = e.status // its start's result is on its way
+		return
+	}
+	delete(r.byPID, e.pid)
+	rn.pid = 0
+	ws := e.status
+	if r.stopping {
+		if !(ws.Exited() && ws.ExitStatus() == 0) && !(ws.Signaled() && ws.Signal() == r.c.signal()) {
+			r.decide(exitCode(ws))
+		}
+		r.maybeEnd()
+		return
+	}
+	if !r.c.tagged(rn.n.Name) {
+		r.logf("%s: stopped from another shell (pid %d, %s); left down", rn.n.Name, e.pid, describeExit(ws))
+		r.maybeEnd()
+		return
+	}
+	r.logf("%s: exited (pid %d, %s)", rn.n.Name, e.pid, describeExit(ws))
+	r.onExit(rn, ws)
+}
+
+// onExit applies the policy to a node that ended on its own.
+func (r *run) onExit(rn *runNode, ws syscall.WaitStatus) {
+	switch r.o.OnExit {
+	case Ignore:
+		r.decide(exitCode(ws))
+		r.logf("%s: left down (--on-exit=ignore)", rn.n.Name)
+		r.maybeEnd()
+	case Restart:
+		first, most := r.o.backoff()
+		if !rn.since.IsZero() && time.Since(rn.since) >= most {
+			rn.restarts = 0 // it ran well for a while: a fresh start
+		}
+		delay := first
+		for i := 0; i < rn.restarts && delay < most; i++ {
+			delay *= 2
+		}
+		delay = min(delay, most)
+		rn.restarts++
+		r.logf("%s: restarting in %s (restart %d)", rn.n.Name, delay, rn.restarts)
+		rn.starting = true // counts as about to run
+		rn.waiting = time.AfterFunc(delay, func() {
+			r.post(func() {
+				rn.waiting = nil
+				if r.stopping {
+					rn.starting = false
+					r.maybeEnd()
+					return
+				}
+				r.startNode(rn, "restarted")
+			})
+		})
+	default:
+		r.decide(exitCode(ws))
+		r.requestStop(rn.n.Name + " exited")
+	}
+}
+
+// requestStop begins the stop of every node.
+func (r *run) requestStop(why string) {
+	if r.stopping {
+		return
+	}
+	r.stopping = true
+	r.logf("%s: stopping every node", why)
+	r.notify("STOPPING=1")
+	if r.o.ReadyFile != "" {
+		os.Remove(r.o.ReadyFile)
+	}
+	var list []*runNode
+	for _, rn := range r.nodes {
+		if rn.waiting != nil && rn.waiting.Stop() {
+			rn.waiting, rn.starting = nil, false
+		}
+		if rn.pid > 0 {
+			list = append(list, rn)
+		}
+	}
+	// Steps that wait for a lock held elsewhere hold nothing yet: they
+	// are ended (our own unreaped children, signalled through their
+	// pidfds).
+	r.mu.Lock()
+	r.halted = true
+	for _, cmd := range r.standby {
+		if cmd != nil && cmd.Process != nil {
+			cmd.Process.Signal(syscall.SIGKILL)
+		}
+	}
+	r.mu.Unlock()
+	if len(list) > 0 {
+		r.stopNodes(list)
+	}
+	r.maybeEnd()
+}
+
+// stopNodes stopwaits the nodes in the background.
+func (r *run) stopNodes(list []*runNode) {
+	r.stopsPending++
+	results := make([]Result, len(list))
+	for i, rn := range list {
+		results[i].Node = rn.n
+	}
+	go func() {
+		r.c.stopWait(context.Background(), results, stopOpts{op: "stopwait", sig: r.c.signal(), timeout: r.c.Timeout, report: true})
+		r.post(func() {
+			r.stopsPending--
+			r.maybeEnd()
+		})
+	}()
+}
+
+// maybeEnd ends the loop when nothing is left to wait for.
+func (r *run) maybeEnd() {
+	busy := false
+	for _, rn := range r.nodes {
+		if rn.starting || rn.pid > 0 {
+			busy = true
+		}
+	}
+	if !r.stopping {
+		if !busy {
+			r.logf("no node left running")
+			r.stopping = true
+			r.end = true
+		}
+		return
+	}
+	if r.stopsPending > 0 {
+		return
+	}
+	for _, rn := range r.nodes {
+		if rn.starting {
+			return
+		}
+	}
+	if !busy {
+		r.end = true
+	} else if r.graceTimer == nil {
+		r.graceTimer = time.NewTimer(endGrace)
+	}
+}
+
+func (r *run) runningNames() string {
+	s := ""
+	for _, rn := range r.nodes {
+		if rn.pid > 0 {
+			s += fmt.Sprintf(" %s (pid %d)", rn.n.Name, rn.pid)
+		}
+	}
+	return s
+}
