@@ -77,6 +77,7 @@ func (c *Cluster) Send(ctx context.Context, sig syscall.Signal) ([]Result, error
 		default:
 			if ok, _ := c.signalOne(r, "signal", sig, false); ok {
 				r.Msg = fmt.Sprintf("sent %s (pid %d)", SignalName(sig), r.PID)
+				r.Outcome = Signalled
 			}
 		}
 		c.report(r)

@@ -78,7 +78,7 @@ func TestOnlySend(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range res {
-		if want := fmt.Sprintf("sent HUP (pid %d)", r.PID); r.Msg != want || r.PID <= 1 {
+		if want := fmt.Sprintf("sent HUP (pid %d)", r.PID); r.Msg != want || r.Outcome != multi.Signalled || r.PID <= 1 {
 			t.Errorf("%s: %q; want %q", r.Node.Name, r.Msg, want)
 		}
 		pollUntil(t, r.Node.Name+" to say hup", func() bool { return logSays(r.Node.LogFile, "hup") })
