@@ -217,6 +217,11 @@ type Result struct {
 	Warning string
 	// Err is non-nil when the verb failed on this node: a [*NodeError].
 	Err error
+	// Elapsed is how long the verb took on this node, from the verb's
+	// start until this result was final.
+	Elapsed time.Duration
+
+	begun time.Time
 
 	lost nodes.Started // the lost process signalled (SignalLost), if any
 }
@@ -235,10 +240,13 @@ func (r Result) String() string {
 }
 
 // joinErrs joins the per-node errors of results, nil when there are none.
+// It also stamps each result's Elapsed, if not yet done: every verb
+// returns through it.
 func joinErrs(results []Result) error {
 	var errs []error
-	for _, r := range results {
-		if r.Err != nil {
+	for i := range results {
+		results[i].stamp()
+		if r := results[i]; r.Err != nil {
 			errs = append(errs, r.Err)
 		}
 	}
@@ -352,6 +360,7 @@ func (c *Cluster) nodeEnv(n nodes.Node) []string {
 
 // report hands a final result to c.Progress, one call at a time.
 func (c *Cluster) report(r *Result) {
+	r.stamp()
 	if c.Progress == nil {
 		return
 	}
@@ -362,10 +371,18 @@ func (c *Cluster) report(r *Result) {
 
 func (c *Cluster) results() []Result {
 	out := make([]Result, len(c.Nodes))
+	now := time.Now()
 	for i, n := range c.Nodes {
-		out[i].Node = n
+		out[i].Node, out[i].begun = n, now
 	}
 	return out
+}
+
+// stamp sets r.Elapsed once, when r is final.
+func (r *Result) stamp() {
+	if r.Elapsed == 0 && !r.begun.IsZero() {
+		r.Elapsed = max(time.Since(r.begun), 1)
+	}
 }
 
 // each runs f on every result with at most workers at once. Results not

@@ -65,15 +65,17 @@ func run(rundir string) error {
 	if err != nil {
 		return err
 	}
+	// One at a time, each confirmed up before the next goes down.
+	two.Rolling = true
 	res2, err := two.Restart(ctx)
 	if err != nil {
 		return err
 	}
 	for i, r := range res2 {
-		if r.PID == res[3+i].PID {
-			return fmt.Errorf("%s: restart kept pid %d", r.Node.Name, r.PID)
+		if r.PID == res[3+i].PID || r.Outcome != multi.Restarted {
+			return fmt.Errorf("%s: restart: %v, pid %d (was %d)", r.Node.Name, r.Outcome, r.PID, res[3+i].PID)
 		}
-		fmt.Printf("%s: %s\n", r.Node.Name, firstWord(r.Msg))
+		fmt.Printf("%s: %s\n", r.Node.Name, r.Outcome)
 	}
 	if err := expect(ctx, c, pidfile.Running, 20); err != nil {
 		return err
@@ -90,7 +92,7 @@ func run(rundir string) error {
 		return err
 	}
 	for _, r := range sent {
-		if want := fmt.Sprintf("sent WINCH (pid %d)", r.PID); r.Msg != want {
+		if want := fmt.Sprintf("sent WINCH (pid %d)", r.PID); r.Msg != want || r.Outcome != multi.Signalled {
 			return fmt.Errorf("%s: %q; want %q", r.Node.Name, r.Msg, want)
 		}
 		fmt.Printf("%s: %s %s\n", r.Node.Name, firstWord(r.Msg), "WINCH")
@@ -115,7 +117,7 @@ func run(rundir string) error {
 	}
 	stopped := 0
 	for _, r := range res {
-		if firstWord(r.Msg) == "stopped" {
+		if r.Outcome == multi.Stopped {
 			stopped++
 		}
 	}
