@@ -61,3 +61,20 @@ func RootFile(t testing.TB, path string) (unchanged func()) {
 		}
 	}
 }
+
+// BenchDir returns a fresh folder for a benchmark's files: under
+// $MULTI_BENCH_DIR when set (to measure another filesystem than the temp
+// dir's), else the benchmark's temp dir.
+func BenchDir(b *testing.B) string {
+	b.Helper()
+	base := os.Getenv("MULTI_BENCH_DIR")
+	if base == "" {
+		return b.TempDir()
+	}
+	dir, err := os.MkdirTemp(base, "multi-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
