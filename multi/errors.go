@@ -15,11 +15,21 @@ var (
 	// process.
 	ErrAlreadyRunning = pidfile.ErrAlreadyRunning
 	// ErrNotRunning: nothing holds the node's lock, so there is nothing to
-	// signal.
+	// signal. It is what the signal path finds, not a verb's failure: no
+	// verb returns it, and no Result's Err wraps it. Stop, StopWait, Kill
+	// and Send treat a node that is not running as done, as LSB init
+	// scripts treat stopping a stopped service: its Result has Err nil,
+	// PID 0 and a Msg that begins "not running" ("not running (stale
+	// pidfile removed)" when a stale pidfile was removed).
 	ErrNotRunning = errors.New("not running")
 	// ErrElsewhere: the lock is held by a process that cannot be named from
 	// here (another pid namespace); it is not signalled.
 	ErrElsewhere = errors.New("running in another pid namespace (not signalled)")
+	// ErrDuplicateNode: two nodes of one Cluster have the same name or
+	// the same pidfile (two Specs joined, say), so they would race for one
+	// lock. Start, Restart and Run refuse the whole set before anything
+	// starts; every result fails with it.
+	ErrDuplicateNode = errors.New("duplicate node")
 	// ErrNoCommand: start has no command for the node.
 	ErrNoCommand = errors.New("no command (give one after --)")
 	// ErrCannotRestart: Restart found that a node's command could not be
@@ -36,7 +46,8 @@ var (
 	// ErrExitedAtOnce: the node's command exited before start could see it
 	// holding its lock.
 	ErrExitedAtOnce = errors.New("exited at once")
-	// ErrNoLock: a self-locking node did not take its lock in time.
+	// ErrNoLock: a self-locking node did not take its lock, or did not
+	// write its pid in the pidfile it locked, in time.
 	ErrNoLock = errors.New("did not lock its pidfile")
 	// ErrForeignLock: the node's pidfile is locked, but not as a node
 	// locks it (a read lock, an OFD lock, a lock on part of the file); the
@@ -84,3 +95,13 @@ func (e *NodeError) Error() string { return "multi: " + e.Op + " " + e.Node + ":
 
 // Unwrap returns the cause.
 func (e *NodeError) Unwrap() error { return e.Err }
+
+// killedError is a start that failed and killed the node it had started:
+// pid, for [Result.PID].
+type killedError struct {
+	pid int
+	err error
+}
+
+func (e *killedError) Error() string { return e.err.Error() }
+func (e *killedError) Unwrap() error { return e.err }

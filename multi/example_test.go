@@ -33,7 +33,7 @@ func ExampleCluster_StopWait() {
 		fmt.Println(err)
 	}
 	for _, r := range res {
-		fmt.Println(r.Node.Name, strings.Fields(r.Msg)[0])
+		fmt.Println(r.Node.Name, r.Outcome)
 	}
 
 	sts, _ := c.Status(ctx)
@@ -43,7 +43,7 @@ func ExampleCluster_StopWait() {
 
 	res, _ = c.StopWait(ctx)
 	for _, r := range res {
-		fmt.Println(r.Node.Name, strings.Fields(r.Msg)[0])
+		fmt.Println(r.Node.Name, r.Outcome)
 	}
 	// Output:
 	// w1 started

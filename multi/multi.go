@@ -17,8 +17,59 @@
 // descriptor left open, so the lock lasts for the node's whole life and
 // dies with it. An exec failure comes back through a close-on-exec pipe, so
 // Start returns only once each node runs holding its lock, or has failed
-// with a reason. Any program that imports this package can play that step:
-// the package's init function does it when the program is started as one.
+// with a reason. See The exec step below.
+//
+// # The exec step
+//
+// The host program, the one that calls [Cluster.Start], [Cluster.Restart]
+// or [Cluster.Run], need do nothing for the step: importing this package
+// is enough. The package's init function recognises a process started as
+// a node's step (by an environment variable it removes again) and plays
+// the step there, never returning to the program's main.
+//
+// What runs in the step: the Go runtime and the init functions of every
+// package the program links in, in their usual order, up to this
+// package's, which takes over. Packages initialised before it (the
+// packages it imports, and any whose init must run first) run their init
+// in every node's step too, once per node start: an init function should
+// not start goroutines that matter, open listeners, print, or take long.
+// Init functions of packages initialised after this one do not run.
+//
+// Which binary: on Linux the step runs /proc/self/exe, the very file the
+// host process runs, so that the step works even when the binary has been
+// deleted or replaced at its path since the host started (an in-place
+// upgrade by rename, as package managers and deploy tools do): nodes
+// started by a host still running the old version go through the old
+// version's step; a host started after the upgrade uses the new one. The
+// step speaks only to its own version, so old and new never mix. Where
+// there is no /proc, the host's path ([os.Executable]) is run, and the
+// binary must stay at that path while the host starts nodes.
+//
+// Test binaries work as hosts: a go test binary imports this package like
+// any program, and its step runs before TestMain. A program built with
+// -race runs the step with the race runtime; GORACE=atexit_sleep_ms=0 in
+// the nodes' environment avoids its pause at exit, which only a step that
+// fails would pay.
+//
+// The command is looked up on the PATH as os/exec does it (see
+// [Cluster.Env]), and the node gets exactly its environment: the step's
+// own variables are removed before it execs.
+//
+// # A Cluster
+//
+// The run folder (where node records go, see [Cluster.RunDir]) is a
+// property of the Spec the nodes come from: [nodes.Spec.RunDir] places
+// the default pidfiles and logfiles, and [Cluster.RunDir] must name the
+// same folder, or records and pidfiles go to different folders. Both
+// default to [nodes.DefaultRunDir]. [FromSpec] builds a Cluster with both
+// set from one Spec.
+//
+// A Cluster is safe for concurrent use: its verbs may run at once from
+// several goroutines (two Starts of one node start it once; the other
+// finds it running), provided the Cluster's fields are not changed while
+// they run. It holds a lock (for Progress) and must not be copied after
+// first use; go vet's copylocks check reports a copy. Use [Cluster.Only]
+// for a Cluster on a subset of the nodes, with the same settings.
 //
 // # Signals
 //
@@ -44,24 +95,23 @@
 //
 // # Files
 //
-// One concept per file: multi.go (Cluster, Result), errors.go, signal.go
+// One concept per file: multi.go (Cluster), result.go (Result, Outcome), errors.go, signal.go
 // (signal names, the pids never signalled), start.go, settle.go (the
-// settle window), stop.go (Stop, StopWait, Kill), restart.go, status.go,
+// settle window), stop.go (Stop, StopWait, Kill), subset.go (Only,
+// Send), path.go (the PATH a command is looked up on), restart.go, status.go,
 // lost.go (nodes that lost their lock), run.go (Run, its options and
 // exit status; the reaper and signals in run_unix.go and reaper_unix.go). Unix: the exec step in
 // step_unix.go, starting and confirming a node in spawn_unix.go and
 // selflock_unix.go, signalling through the lock in signal_unix.go. Linux:
 // pidfds in signal_linux.go and lost_linux.go, reaping in reap_linux.go,
-// the step's dup2 in dup2_linux.go; every other Unix has
+// the step's dup2 in dup2_linux.go, its name in comm_linux.go; every other Unix has
 // signal_nopidfd.go, lost_nopidfd.go, reap_nopidfd.go and
-// dup2_nolinux.go instead. Elsewhere unsupported_other.go makes every
+// dup2_nolinux.go and comm_nolinux.go instead. Elsewhere unsupported_other.go makes every
 // verb that starts or signals a node fail with errors.ErrUnsupported.
 package multi
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"sync"
 	"syscall"
@@ -72,13 +122,16 @@ import (
 )
 
 // A Cluster is a set of nodes and how to run and stop them. Nodes must be
-// set; every other zero field has a documented default.
+// set; every other zero field has a documented default. Safe for
+// concurrent use; not to be copied (see A Cluster in the package doc).
 type Cluster struct {
 	// Nodes are the nodes, with their files and commands resolved (see
 	// [nodes.Spec.Resolve]).
 	Nodes []nodes.Node
 	// RunDir is where Start writes node records; "" means
-	// [nodes.DefaultRunDir].
+	// [nodes.DefaultRunDir]. It must be the [nodes.Spec.RunDir] the nodes
+	// were resolved with (see A Cluster in the package doc, and
+	// [FromSpec]).
 	RunDir string
 	// Progress, if not nil, is called with each node's result as soon as it
 	// is known, one call at a time, so that a caller can show progress on
@@ -114,7 +167,11 @@ type Cluster struct {
 	progressMu sync.Mutex
 	// Env is the nodes' environment; nil means this process's. Each
 	// node's own [nodes.Node.Env] entries (recorded with it) are added
-	// over it, and win.
+	// over it, and win. A node's command without a slash is looked up
+	// as os/exec does: on that environment's PATH if it sets one, else
+	// on this process's; never through an empty or "." element (see
+	// [exec.ErrDot]). So Env: []string{"FOO=1"} still finds sleep, and
+	// the node gets no PATH.
 	Env []string
 	// Signal is what Stop, StopWait and Restart send; 0 means SIGTERM.
 	Signal syscall.Signal
@@ -142,114 +199,15 @@ type Cluster struct {
 	Group bool
 }
 
-// A Result is what a verb did to one node.
-type Result struct {
-	Node nodes.Node
-	// Outcome is what happened, for a program to switch on; Msg says the
-	// same for a person.
-	Outcome Outcome
-	// PID is the node's process: started, signalled or stopped; 0 if none.
-	PID int
-	// Msg says what happened, for a person: "started (pid 1234)".
-	Msg string
-	// Warning, if not empty, is something the person should know although
-	// the verb did its job: the pidfile's text named another pid than the
-	// lock holder, say.
-	Warning string
-	// Err is non-nil when the verb failed on this node: a [*NodeError].
-	Err error
-
-	lost nodes.Started // the lost process signalled (SignalLost), if any
-}
-
-// String formats the result as multi prints it: "w1: started (pid 1234)"
-// or "w1: FAILED: reason".
-func (r Result) String() string {
-	if r.Err != nil {
-		var ne *NodeError
-		if errors.As(r.Err, &ne) {
-			return r.Node.Name + ": FAILED: " + ne.Err.Error()
-		}
-		return r.Node.Name + ": FAILED: " + r.Err.Error()
+// FromSpec resolves s's nodes (see [nodes.Spec.Nodes]) and returns a
+// Cluster on them with RunDir set to s.RunDir, so that records, pidfiles
+// and logfiles share one run folder. Other fields are left zero.
+func FromSpec(s nodes.Spec) (*Cluster, error) {
+	ns, err := s.Nodes()
+	if err != nil {
+		return nil, err
 	}
-	return r.Node.Name + ": " + r.Msg
-}
-
-// joinErrs joins the per-node errors of results, nil when there are none.
-func joinErrs(results []Result) error {
-	var errs []error
-	for _, r := range results {
-		if r.Err != nil {
-			errs = append(errs, r.Err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// warn adds a warning to r, after any it has.
-func (r *Result) warn(w string) {
-	if r.Warning != "" {
-		r.Warning += "; "
-	}
-	r.Warning += w
-}
-
-func (r *Result) fail(op string, err error) {
-	r.Err = &NodeError{Node: r.Node.Name, Op: op, Err: err}
-	switch {
-	case errors.Is(err, ErrAlreadyRunning):
-		r.Outcome = AlreadyRunning
-	case errors.Is(err, ErrLost):
-		r.Outcome = Lost
-	default:
-		r.Outcome = Failed
-	}
-}
-
-// An Outcome is what a verb did to one node ([Result.Outcome]).
-type Outcome int
-
-// The outcomes. AlreadyRunning, Lost and Failed come with [Result.Err]
-// set; the others without.
-const (
-	// NoOutcome: the verb has not reached the node.
-	NoOutcome Outcome = iota
-	// Started: start started the node (PID).
-	Started
-	// Restarted: restart started again a node it had stopped (PID).
-	Restarted
-	// AlreadyRunning: start found the node running (PID); not a failure
-	// for an init script, but Err matches [ErrAlreadyRunning].
-	AlreadyRunning
-	// Signalled: Stop sent its signal to the node (PID) and did not wait.
-	Signalled
-	// Stopped: the node (PID) released its lock after the stop signal.
-	Stopped
-	// Killed: the node (PID) released its lock after SIGKILL (Kill).
-	Killed
-	// KilledAfterTimeout: the node (PID) did not stop within the timeout
-	// and released its lock after SIGKILL.
-	KilledAfterTimeout
-	// NotRunning: there was nothing to signal, and no pidfile.
-	NotRunning
-	// StaleRemoved: there was nothing to signal; a stale pidfile was
-	// removed.
-	StaleRemoved
-	// Lost: the node runs without its lock (see [LostError]); Err says so.
-	Lost
-	// Failed: the verb failed on the node; Err says why.
-	Failed
-)
-
-var outcomeNames = [...]string{"none", "started", "restarted", "already running", "signalled",
-	"stopped", "killed", "killed after timeout", "not running", "stale removed", "lost", "failed"}
-
-// String names the outcome: "started", "killed after timeout", ...
-func (o Outcome) String() string {
-	if o >= 0 && int(o) < len(outcomeNames) {
-		return outcomeNames[o]
-	}
-	return fmt.Sprintf("Outcome(%d)", int(o))
+	return &Cluster{Nodes: ns, RunDir: s.RunDir}, nil
 }
 
 func (c *Cluster) signal() syscall.Signal {
@@ -282,6 +240,7 @@ func (c *Cluster) nodeEnv(n nodes.Node) []string {
 
 // report hands a final result to c.Progress, one call at a time.
 func (c *Cluster) report(r *Result) {
+	r.stamp()
 	if c.Progress == nil {
 		return
 	}
@@ -292,8 +251,9 @@ func (c *Cluster) report(r *Result) {
 
 func (c *Cluster) results() []Result {
 	out := make([]Result, len(c.Nodes))
+	now := time.Now()
 	for i, n := range c.Nodes {
-		out[i].Node = n
+		out[i].Node, out[i].begun = n, now
 	}
 	return out
 }

@@ -171,7 +171,7 @@ func TestStartStatusStopWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, r := range res {
-		if r.Msg != fmt.Sprintf("stopped (pid %d)", sts[i].PID) || r.Outcome != multi.Stopped {
+		if r.Msg != fmt.Sprintf("stopped (pid %d)", sts[i].PID) || r.Outcome != multi.Stopped || r.Elapsed <= 0 {
 			t.Errorf("stopwait: %q", r)
 		}
 		if _, err := os.Stat(r.Node.PidFile); !errors.Is(err, os.ErrNotExist) {

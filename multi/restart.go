@@ -22,7 +22,7 @@ const goneWait = 5 * time.Second
 //
 // Before anything is signalled, each node's command is checked to be able
 // to start again as recorded: its folder ([nodes.Node.Dir]) present and its
-// program found (on the PATH of the nodes' environment, in that folder)
+// program found (on the PATH it is looked up on, see [Cluster.Env], in that folder)
 // and executable. A node that fails the check is left as it is and fails
 // with [ErrCannotRestart]; the others are restarted.
 //
@@ -38,7 +38,7 @@ const goneWait = 5 * time.Second
 // was first started with.
 func (c *Cluster) Restart(ctx context.Context) ([]Result, error) {
 	results := c.results()
-	if !c.makeRunDir("restart", results) {
+	if !c.checkDistinct("restart", results) || !c.makeRunDir("restart", results) {
 		// Nothing could be started again: nothing is stopped either.
 		return results, joinErrs(results)
 	}
@@ -183,12 +183,7 @@ func startable(n nodes.Node, env []string) error {
 	if strings.Contains(prog, "/") {
 		return runnable(prog, inDir(prog))
 	}
-	path := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = v
-		}
-	}
+	path, _ := lookPATH(env)
 	for _, d := range filepath.SplitList(path) {
 		if d == "" || d == "." {
 			continue

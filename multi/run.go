@@ -181,10 +181,11 @@ func (c *Cluster) tagged(name string) bool {
 }
 
 // endsNode reports whether op with sig asks the node to end: stopwait,
-// kill and restart always do; stop does with TERM, INT, QUIT, KILL (not
-// with HUP, USR1 and the like, which ask it to reload or report).
+// kill and restart always do; stop and signal do with TERM, INT, QUIT,
+// KILL (not with HUP, USR1 and the like, which ask it to reload or
+// report).
 func endsNode(op string, sig syscall.Signal) bool {
-	if op != "stop" {
+	if op != "stop" && op != "signal" {
 		return true
 	}
 	switch sig {

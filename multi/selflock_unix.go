@@ -3,6 +3,7 @@
 package multi
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,12 +20,16 @@ import (
 const DefaultLockTimeout = 10 * time.Second
 
 // awaitOwnLock waits for a self-locking node (cmd, which has exec'd its
-// command) to lock its pidfile: the holder must be the node's process or a
-// process of its session (a wrapper script's child, say). If the node exits
-// first, or the timeout runs out, or another instance takes the lock, the
-// node is killed (it is this process's unreaped child, so its pid names no
-// other process) and start fails with the reason.
-func awaitOwnLock(cmd *exec.Cmd, n nodes.Node, timeout time.Duration) (*os.Process, error) {
+// command) to lock its pidfile and write its pid there: the holder must be
+// the node's process or a process of its session (a wrapper script's child,
+// say), and the file's text must name it, so that Status and pkill -F see
+// the node as soon as Start returns. If the node exits
+// first, or the timeout runs out, or ctx ends, or another instance takes
+// the lock, the node is killed (it is this process's unreaped child, so its
+// pid names no other process) and start fails with the reason: ctx's error
+// when ctx ended. A node killed while it ran fails with a [*killedError]
+// that names its pid.
+func awaitOwnLock(ctx context.Context, cmd *exec.Cmd, n nodes.Node, timeout time.Duration) (*os.Process, error) {
 	pid := cmd.Process.Pid
 	if timeout <= 0 {
 		timeout = DefaultLockTimeout
@@ -42,24 +47,43 @@ func awaitOwnLock(cmd *exec.Cmd, n nodes.Node, timeout time.Duration) (*os.Proce
 		return nil, err
 	}
 	for {
+		lockedBy := 0 // the holder seen, its pid not yet in the file
 		info, err := pidfile.Inspect(n.PidFile)
 		if err != nil {
 			return giveUp(err)
 		}
 		if info.State == pidfile.Running && info.PID > 0 {
-			if sid, _ := unix.Getsid(info.PID); info.PID == pid || sid == pid {
+			sid, _ := unix.Getsid(info.PID)
+			if info.PID != pid && sid != pid {
+				return giveUp(&pidfile.HeldError{Path: n.PidFile, PID: info.PID})
+			}
+			// The lock comes before the pid is written: wait for both.
+			if info.FilePID == info.PID {
 				return cmd.Process, nil
 			}
-			return giveUp(&pidfile.HeldError{Path: n.PidFile, PID: info.PID})
+			lockedBy = info.PID
 		}
 		if exited(pid) {
 			return giveUp(nil)
 		}
-		if time.Now().After(deadline) {
-			return giveUp(fmt.Errorf("%w within %s (it must lock $%s; see %s); killed it (pid %d)",
-				ErrNoLock, timeout, pidfile.EnvPidfile, n.LogFile, pid))
+		if time.Now().After(deadline) && lockedBy != 0 {
+			return giveUp(&killedError{pid: pid, err: fmt.Errorf("%w: pid %d locked it but did not write its pid there within %s (see %s); killed it (pid %d)",
+				ErrNoLock, lockedBy, timeout, n.LogFile, pid)})
 		}
-		time.Sleep(delay)
+		if time.Now().After(deadline) {
+			return giveUp(&killedError{pid: pid, err: fmt.Errorf("%w within %s (it must lock $%s; see %s); killed it (pid %d)",
+				ErrNoLock, timeout, pidfile.EnvPidfile, n.LogFile, pid)})
+		}
+		// The caller's deadline or cancel ends the wait at once, not at
+		// the lock timeout.
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return giveUp(&killedError{pid: pid, err: fmt.Errorf("%w; it had not locked its pidfile (see %s); killed it (pid %d)",
+				ctx.Err(), n.LogFile, pid)})
+		case <-t.C:
+		}
 		delay = min(2*delay, 50*time.Millisecond)
 	}
 }

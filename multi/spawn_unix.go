@@ -4,6 +4,7 @@ package multi
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -22,13 +23,14 @@ import (
 
 // spawn starts node n through the exec step and returns it once the node
 // has exec'd its command holding its lock, or the reason it did not. A
-// self-locking node is given up to lockTimeout to take its lock. The child
+// self-locking node is given up to lockTimeout to take its lock, and no
+// longer than ctx lasts. The child
 // is still this process's, unreaped: the caller checks it again when the
 // settle window ends ([child.recheck]) and then lets it go.
-func spawn(n nodes.Node, env []string, lockTimeout time.Duration) (*child, error) {
-	self, err := os.Executable()
+func spawn(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Duration) (*child, error) {
+	self, err := selfExe()
 	if err != nil {
-		return nil, fmt.Errorf("cannot find this program to re-execute: %w", err)
+		return nil, err
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -82,7 +84,7 @@ func spawn(n nodes.Node, env []string, lockTimeout time.Duration) (*child, error
 	// died without a word. The lock tells which, and whether the command
 	// is still running.
 	if n.SelfLock {
-		_, err = awaitOwnLock(cmd, n, lockTimeout)
+		_, err = awaitOwnLock(ctx, cmd, n, lockTimeout)
 	} else {
 		_, err = ch.confirm()
 	}
@@ -90,6 +92,26 @@ func spawn(n nodes.Node, env []string, lockTimeout time.Duration) (*child, error
 		return nil, err
 	}
 	return ch, nil
+}
+
+// procSelfExe is this process's own program, as the kernel knows it: it
+// names the very file this process runs even once that file has been
+// deleted or replaced at its path.
+const procSelfExe = "/proc/self/exe"
+
+// selfExe is the program the exec step re-executes: /proc/self/exe where
+// there is one (Linux), so that a binary deleted or replaced in place (a
+// deploy) still starts its nodes as the running version; elsewhere the
+// program's path, which must then stay valid.
+func selfExe() (string, error) {
+	if _, err := os.Stat(procSelfExe); err == nil {
+		return procSelfExe, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("cannot find this program to re-execute: %w", err)
+	}
+	return self, nil
 }
 
 // letGo hands the child over: reaped when it exits, or with detach

@@ -34,10 +34,12 @@ func startConcurrency() int {
 // each started node in the rundir. It returns once each node either runs
 // its command holding its pidfile's lock or has failed. A node that is
 // already running is left alone; its result wraps [ErrAlreadyRunning].
+// Two nodes with one name or one pidfile fail the whole set with
+// [ErrDuplicateNode] before anything starts.
 // Results are in the order of c.Nodes; the error joins the per-node errors.
 func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
 	results := c.results()
-	if !c.makeRunDir("start", results) {
+	if !c.checkDistinct("start", results) || !c.makeRunDir("start", results) {
 		return results, joinErrs(results)
 	}
 	c.startAll(ctx, results, func(int) (string, bool) { return "started", true })
@@ -71,7 +73,7 @@ func (c *Cluster) startBatch(ctx context.Context, results []Result, workers int,
 	started := make([]*started, len(results))
 	c.each(ctx, results, workers, func(i int, r *Result) {
 		if _, ok := verb(i); ok {
-			started[i] = c.startOne(r)
+			started[i] = c.startOne(ctx, r)
 		}
 		if started[i] == nil {
 			c.report(r)
@@ -153,17 +155,50 @@ func (c *Cluster) makeRunDir(op string, results []Result) bool {
 	return false
 }
 
+// checkDistinct fails every result, and returns false, when two nodes
+// share a name or a pidfile: they would race for one lock, so none starts.
+func (c *Cluster) checkDistinct(op string, results []Result) bool {
+	names, pidfiles := map[string]bool{}, map[string]bool{}
+	var err error
+	for _, n := range c.Nodes {
+		switch {
+		case names[n.Name]:
+			err = fmt.Errorf("%w: %s is given twice (pidfile %s); nothing started", ErrDuplicateNode, n.Name, n.PidFile)
+		case pidfiles[n.PidFile]:
+			err = fmt.Errorf("%w: %s has the pidfile %s of another node; nothing started", ErrDuplicateNode, n.Name, n.PidFile)
+		}
+		if err != nil {
+			break
+		}
+		names[n.Name], pidfiles[n.PidFile] = true, true
+	}
+	if err == nil {
+		return true
+	}
+	for i := range results {
+		results[i].fail(op, err)
+	}
+	return false
+}
+
 // startOne spawns r.Node and returns it, or fills in r's failure and
 // returns nil.
 //
 // The record is written before the node starts, so that no node runs
 // unrecorded: not when the rundir cannot be written (nothing starts), and
 // not when a start is killed half way (the next start finds the node
-// running, recorded). A start that fails puts back the record that was
+// running, recorded); not when ctx has ended already (nothing is
+// written). A start that fails puts back the record that was
 // there before, or removes its own; one that finds the node already
 // running keeps the running node's record.
-func (c *Cluster) startOne(r *Result) *started {
+func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 	n := r.Node
+	// A start cancelled before it begins leaves no trace: no record, no
+	// logfile.
+	if err := ctx.Err(); err != nil {
+		r.fail("start", err)
+		return nil
+	}
 	if len(n.Command) == 0 {
 		r.fail("start", ErrNoCommand)
 		return nil
@@ -197,7 +232,7 @@ func (c *Cluster) startOne(r *Result) *started {
 			r.warn("could not put back the node's record: " + err.Error())
 		}
 	}
-	ch, err := spawn(n, c.nodeEnv(n), c.LockTimeout)
+	ch, err := spawn(ctx, n, c.nodeEnv(n), c.LockTimeout)
 	var held *pidfile.HeldError
 	if errors.As(err, &held) {
 		if prevErr == nil {
@@ -210,6 +245,9 @@ func (c *Cluster) startOne(r *Result) *started {
 	}
 	if err != nil {
 		undo()
+		if ke := (*killedError)(nil); errors.As(err, &ke) {
+			r.PID = ke.pid
+		}
 		r.fail("start", err)
 		return nil
 	}

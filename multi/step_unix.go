@@ -43,6 +43,7 @@ func init() {
 // descriptor open across the exec. args are PIDFILE LOGFILE -- ARGV...
 // With selfLock the step leaves the pidfile alone: the node locks it.
 func execStep(args []string, selfLock bool) {
+	nameStep()
 	report := os.NewFile(errFD, "multi-report")
 	syscall.CloseOnExec(errFD)
 	os.Unsetenv(stepEnv)
@@ -54,6 +55,13 @@ func execStep(args []string, selfLock bool) {
 		} else {
 			os.Setenv("GOMAXPROCS", v[1:])
 		}
+	}
+	// The $PATH to look the command up on, which the node's environment
+	// may not have (see [lookPATH]).
+	lookup, hasLookup := os.LookupEnv(stepPathEnv)
+	os.Unsetenv(stepPathEnv)
+	if hasLookup {
+		lookup, hasLookup = strings.CutPrefix(lookup, "=")
 	}
 	fail := func(kind string, err error) {
 		fmt.Fprintf(report, "%s %s", kind, err)
@@ -112,7 +120,7 @@ func execStep(args []string, selfLock bool) {
 		}
 		fail(execFailKind(err), err)
 	}
-	path, err := exec.LookPath(argv[0])
+	path, err := lookCommand(argv[0], lookup, hasLookup)
 	if errors.Is(err, exec.ErrDot) {
 		// An empty or "." element of $PATH would run whatever was planted
 		// in the working folder (Go's exec.ErrDot rule): never. A command
@@ -163,6 +171,29 @@ func execStep(args []string, selfLock bool) {
 // it opens the logfile: only for tests that kill multi start there.
 const stepWaitEnv = "_MULTI_TEST_STEP_WAIT"
 
+// stepPathEnv carries the $PATH the step looks the command up on ("" for
+// none, else "=" and the value).
+const stepPathEnv = "_MULTI_LOOKUP_PATH"
+
+// lookCommand is exec.LookPath(name) on the $PATH lookup (none unless ok),
+// whatever $PATH the node's own environment has, which it keeps.
+func lookCommand(name, lookup string, ok bool) (string, error) {
+	own, hadOwn := os.LookupEnv("PATH")
+	if ok {
+		os.Setenv("PATH", lookup)
+	} else {
+		os.Unsetenv("PATH")
+	}
+	defer func() {
+		if hadOwn {
+			os.Setenv("PATH", own)
+		} else {
+			os.Unsetenv("PATH")
+		}
+	}()
+	return exec.LookPath(name)
+}
+
 // stepProcsEnv carries the GOMAXPROCS the node is to have ("" for none,
 // else "=" and the value): the step runs with GOMAXPROCS=1, since a Go
 // runtime starts faster with one P, and it lives only until the exec.
@@ -177,6 +208,10 @@ func stepEnviron(env []string, step string, n nodes.Node) []string {
 			procs = "=" + v // the last one is the one that counts
 		}
 	}
+	lookup := ""
+	if p, ok := lookPATH(env); ok {
+		lookup = "=" + p
+	}
 	return append(env[:len(env):len(env)], stepEnv+"="+step, nodes.EnvNode+"="+n.FullName(),
-		stepProcsEnv+"="+procs, "GOMAXPROCS=1")
+		stepProcsEnv+"="+procs, stepPathEnv+"="+lookup, "GOMAXPROCS=1")
 }

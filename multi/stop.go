@@ -14,7 +14,9 @@ import (
 )
 
 // Stop sends c.Signal to every running node and returns without waiting.
-// A stale pidfile is removed and never signalled.
+// A stale pidfile is removed and never signalled. A node that is not
+// running is not an error (see [ErrNotRunning]), here as in StopWait and
+// Kill.
 func (c *Cluster) Stop(ctx context.Context) ([]Result, error) {
 	results := c.results()
 	sig := c.signal()

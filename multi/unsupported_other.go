@@ -3,6 +3,7 @@
 package multi
 
 import (
+	"context"
 	"errors"
 	"syscall"
 	"time"
@@ -30,7 +31,7 @@ func signalNum(name string) syscall.Signal {
 	return 0
 }
 
-func spawn(n nodes.Node, env []string, lockTimeout time.Duration) (*child, error) {
+func spawn(_ context.Context, n nodes.Node, env []string, lockTimeout time.Duration) (*child, error) {
 	return nil, errors.ErrUnsupported
 }
 

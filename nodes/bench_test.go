@@ -10,28 +10,15 @@ package nodes_test
 
 import (
 	"fmt"
-	"os"
+	"github.com/multi-launcher/multi/internal/testutil"
 	"path/filepath"
 	"testing"
 
 	"github.com/multi-launcher/multi/nodes"
 )
 
-// benchDir returns a fresh folder for a benchmark's files: under
-// $MULTI_BENCH_DIR when set, else the test's temp dir.
-func benchDir(b *testing.B) string {
-	b.Helper()
-	base := os.Getenv("MULTI_BENCH_DIR")
-	if base == "" {
-		return b.TempDir()
-	}
-	dir, err := os.MkdirTemp(base, "nodes-bench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
+// benchDir: see [testutil.BenchDir].
+var benchDir = testutil.BenchDir
 
 // BenchmarkSpecNodes1000 is the grammar expansion of `multi start 1000 --
 // CMD`: the count, names, and the pidfile, logfile and argv templates of

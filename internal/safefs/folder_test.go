@@ -4,6 +4,7 @@ package safefs_test
 
 import (
 	"errors"
+	"github.com/multi-launcher/multi/internal/testutil"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,17 +12,6 @@ import (
 
 	"github.com/multi-launcher/multi/internal/safefs"
 )
-
-// nobody is the other user of these tests: the owner of the folder root
-// was given, who plants links in it.
-const nobody = 65534
-
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root, to make links and folders of another user")
-	}
-}
 
 // A symbolic link on the way to a file is followed only when nobody but
 // root (or this user) could have made or swapped it; each case below
@@ -89,3 +79,12 @@ func TestFolderLinks(t *testing.T) {
 		})
 	}
 }
+
+// The fixtures these tests share with other packages' (see package
+// testutil).
+const nobody = testutil.Nobody
+
+var (
+	needRoot = testutil.NeedRoot
+	rootFile = testutil.RootFile
+)

@@ -10,6 +10,7 @@ package pidfile_test
 
 import (
 	"bufio"
+	"github.com/multi-launcher/multi/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,21 +20,8 @@ import (
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
-// benchDir returns a fresh folder for a benchmark's files: under
-// $MULTI_BENCH_DIR when set, else the test's temp dir.
-func benchDir(b *testing.B) string {
-	b.Helper()
-	base := os.Getenv("MULTI_BENCH_DIR")
-	if base == "" {
-		return b.TempDir()
-	}
-	dir, err := os.MkdirTemp(base, "nodes-bench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
+// benchDir: see [testutil.BenchDir].
+var benchDir = testutil.BenchDir
 
 // benchHolder starts a process that holds path's lock (this test binary,
 // in its holder role) and stops it at the end of the benchmark.

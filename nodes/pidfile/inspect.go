@@ -159,9 +159,7 @@ func (h *Handle) Path() string { return h.path }
 // Holder asks the kernel who holds the lock on the open file: Stale when
 // nobody does, Running with the holder's pid, Elsewhere, or Foreign (a
 // lock that is not a node's; see [Handle.Snapshot] for what it is).
-func (h *Handle) Holder() (State, int, error) { return h.holder() }
-
-func (h *Handle) holder() (State, int, error) {
+func (h *Handle) Holder() (State, int, error) {
 	l, err := getlk(h.f)
 	if err != nil {
 		return Stale, 0, fmt.Errorf("pidfile %s: lock test: %w", h.path, err)

@@ -3,6 +3,7 @@
 package pidfile_test
 
 import (
+	"github.com/multi-launcher/multi/internal/testutil"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,34 +11,6 @@ import (
 
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
-
-// nobody is the other user of these tests: the owner of the folder root
-// was given, who plants links in it.
-const nobody = 65534
-
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root, to make links and folders of another user")
-	}
-}
-
-// rootFile makes a file of root's, mode 0600, outside every folder multi
-// is given, and returns a check that it is unchanged.
-func rootFile(t *testing.T, path string) (unchanged func()) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte("root's secret\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		t.Helper()
-		b, err := os.ReadFile(path)
-		st, serr := os.Stat(path)
-		if err != nil || serr != nil || string(b) != "root's secret\n" || st.Mode() != 0o600 {
-			t.Errorf("root's file %s changed: %q %v, mode %v %v", path, b, err, st.Mode(), serr)
-		}
-	}
-}
 
 // A pidfile whose folder was swapped for a link by the folder's owner is
 // neither opened, locked, truncated nor removed: the root file the link
@@ -74,3 +47,12 @@ func TestPidfileFolderLink(t *testing.T) {
 	check("Inspect", err)
 	unchanged()
 }
+
+// The fixtures these tests share with other packages' (see package
+// testutil).
+const nobody = testutil.Nobody
+
+var (
+	needRoot = testutil.NeedRoot
+	rootFile = testutil.RootFile
+)

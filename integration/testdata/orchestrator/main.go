@@ -1,6 +1,8 @@
 // Command orchestrator drives multi as a Go library, as a deployer or test
 // harness would: it starts 20 nodes, checks their status, restarts two of
-// them and stopwaits them all, and exits non-zero if anything is not as it
+// them (a subset, Only), sends two a signal that is not a stop (Send),
+// checks that unknown and duplicate nodes are refused, and stopwaits them
+// all, and exits non-zero if anything is not as it
 // should be. Usage: orchestrator RUNDIR
 package main
 
@@ -59,20 +61,55 @@ func run(rundir string) error {
 		return err
 	}
 
-	two := &multi.Cluster{Nodes: ns[3:5], RunDir: rundir}
+	two, err := c.Only("n4", "n5")
+	if err != nil {
+		return err
+	}
+	// One at a time, each confirmed up before the next goes down.
+	two.Rolling = true
 	res2, err := two.Restart(ctx)
 	if err != nil {
 		return err
 	}
 	for i, r := range res2 {
-		if r.PID == res[3+i].PID {
-			return fmt.Errorf("%s: restart kept pid %d", r.Node.Name, r.PID)
+		if r.PID == res[3+i].PID || r.Outcome != multi.Restarted {
+			return fmt.Errorf("%s: restart: %v, pid %d (was %d)", r.Node.Name, r.Outcome, r.PID, res[3+i].PID)
 		}
-		fmt.Printf("%s: %s\n", r.Node.Name, firstWord(r.Msg))
+		fmt.Printf("%s: %s\n", r.Node.Name, r.Outcome)
 	}
 	if err := expect(ctx, c, pidfile.Running, 20); err != nil {
 		return err
 	}
+
+	// Any signal to a subset, through the lock, without a stop: WINCH,
+	// which sleep ignores.
+	some, err := c.Only("n1", "n2")
+	if err != nil {
+		return err
+	}
+	sent, err := some.Send(ctx, syscall.SIGWINCH)
+	if err != nil {
+		return err
+	}
+	for _, r := range sent {
+		if want := fmt.Sprintf("sent WINCH (pid %d)", r.PID); r.Msg != want || r.Outcome != multi.Signalled {
+			return fmt.Errorf("%s: %q; want %q", r.Node.Name, r.Msg, want)
+		}
+		fmt.Printf("%s: %s %s\n", r.Node.Name, firstWord(r.Msg), "WINCH")
+	}
+	if err := expect(ctx, c, pidfile.Running, 20); err != nil {
+		return err
+	}
+	if _, err := c.Only("n1", "n99"); !errors.Is(err, multi.ErrUnknownNode) {
+		return fmt.Errorf("Only(n99): %v; want ErrUnknownNode", err)
+	}
+	fmt.Println("only n99: unknown node")
+	// Two Specs joined hold n1 twice: refused before anything starts.
+	dup := &multi.Cluster{Nodes: append(ns[:1:1], ns[0]), RunDir: rundir}
+	if _, err := dup.Start(ctx); !errors.Is(err, multi.ErrDuplicateNode) {
+		return fmt.Errorf("duplicate n1: %v; want ErrDuplicateNode", err)
+	}
+	fmt.Println("n1 twice: duplicate node")
 
 	res, err = c.StopWait(ctx)
 	if err != nil {
@@ -80,7 +117,7 @@ func run(rundir string) error {
 	}
 	stopped := 0
 	for _, r := range res {
-		if firstWord(r.Msg) == "stopped" {
+		if r.Outcome == multi.Stopped {
 			stopped++
 		}
 	}

@@ -1,0 +1,44 @@
+//go:build linux
+
+package multi_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/multi-launcher/multi/multi"
+)
+
+// The command is looked up on the caller's PATH when Cluster.Env sets
+// none, as os/exec does, and the node gets exactly Env; a PATH in Env
+// wins.
+func TestPathAsOSExec(t *testing.T) {
+	c := cluster(t, "", "w1")
+	c.Env = []string{"FOO=1"}
+	res, err := c.Start(context.Background())
+	if err != nil {
+		t.Fatalf("Start with Env FOO=1: %v", err)
+	}
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", res[0].PID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(env, []byte("FOO=1\x00")) || bytes.Contains(env, []byte("PATH=")) {
+		t.Errorf("node environment %q; want FOO=1 and no PATH", env)
+	}
+	if _, err := c.Restart(context.Background()); err != nil {
+		t.Errorf("Restart with Env FOO=1: %v", err)
+	}
+	if _, err := c.StopWait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	c.Env = []string{"PATH=" + t.TempDir()} // no sleep there
+	if _, err := c.Start(context.Background()); !errors.Is(err, multi.ErrCommandNotFound) {
+		t.Fatalf("Start with an Env PATH without sleep: %v; want ErrCommandNotFound", err)
+	}
+}

@@ -1,0 +1,174 @@
+//go:build unix
+
+package multi_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/multi-launcher/multi/multi"
+	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
+	"golang.org/x/sys/unix"
+)
+
+// selfNodeEnv makes the test binary, at init, a self-locking node: "own"
+// owns $MULTI_PIDFILE through pidfile.OwnFromEnv; "nowrite" locks it as
+// a node does but never writes its pid. Either says "up" and stays a
+// minute at most.
+const selfNodeEnv = "MULTI_TEST_SELF_NODE"
+
+func init() {
+	role := os.Getenv(selfNodeEnv)
+	switch role {
+	case "":
+		return
+	case "own":
+		if _, err := pidfile.OwnFromEnv(); err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+	case "nowrite":
+		f, err := os.OpenFile(os.Getenv(pidfile.EnvPidfile), os.O_RDWR|os.O_CREATE, 0o600)
+		if err == nil {
+			err = unix.FcntlFlock(f.Fd(), unix.F_SETLK, &unix.Flock_t{Type: unix.F_WRLCK})
+		}
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+	}
+	fmt.Println("up")
+	time.Sleep(time.Minute) // killed by the test long before
+	os.Exit(3)
+}
+
+// selfCluster is cluster with w1 a self-locking node of the given role.
+func selfCluster(t *testing.T, role string) *multi.Cluster {
+	c := cluster(t, "", "w1")
+	c.Nodes[0].SelfLock = true
+	c.Nodes[0].Command = []string{os.Args[0], "-test.run=^$"}
+	c.Env = append(os.Environ(), selfNodeEnv+"="+role, "GORACE=atexit_sleep_ms=0")
+	return c
+}
+
+// A self-locking node that never locks is given up when Start's context
+// ends, not at the lock timeout: the error is the context's, and the
+// result names the pid that was killed.
+func TestStartSelfLockHonoursContext(t *testing.T) {
+	c := cluster(t, "", "w1")
+	c.Nodes[0].SelfLock = true
+	c.LockTimeout = 5 * time.Second // longer than the context
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	res, err := c.Start(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Start: %v; want the context's error", err)
+	}
+	if errors.Is(err, multi.ErrNoLock) {
+		t.Fatalf("Start: %v; want no lock timeout", err)
+	}
+	pid := res[0].PID
+	if pid <= 1 {
+		t.Fatalf("Result.PID = %d; want the pid killed", pid)
+	}
+	// Killed and reaped by Start: the pid names no process (a recycled
+	// pid this soon is not expected).
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Fatalf("pid %d after Start: kill 0 = %v; want ESRCH", pid, err)
+	}
+}
+
+// Start of a self-locking node returns once the node holds its lock and
+// the pidfile names it: a node that locks but never writes its pid is not
+// reported started (and is killed), and one that does is seen at once
+// with its pid in the file.
+func TestStartSelfLockWaitsForPid(t *testing.T) {
+	c := selfCluster(t, "nowrite")
+	c.LockTimeout = time.Second
+	res, err := c.Start(context.Background())
+	if !errors.Is(err, multi.ErrNoLock) {
+		t.Fatalf("Start of a node that writes no pid: %v (%s); want ErrNoLock", err, res[0])
+	}
+	if res[0].PID <= 1 {
+		t.Fatalf("Result.PID = %d; want the pid killed", res[0].PID)
+	}
+
+	c = selfCluster(t, "own")
+	res, err = c.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := pidfile.Inspect(c.Nodes[0].PidFile)
+	if err != nil || info.State != pidfile.Running || info.FilePID != info.PID || info.PID != res[0].PID {
+		t.Fatalf("right after Start: %+v, %v; want locked by pid %d and naming it", info, err, res[0].PID)
+	}
+	if _, err := c.StopWait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A Start whose context is cancelled before it starts a node writes
+// nothing for the node: no record, no logfile, no pidfile.
+func TestStartCancelledWritesNothing(t *testing.T) {
+	// Many nodes: Start's scheduler picks at random between a free slot
+	// and the ended context, so each node reaches the start itself by
+	// chance; with ten, one surely does.
+	c := cluster(t, "", "w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := c.Start(ctx)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Start: %v; want context.Canceled", err)
+	}
+	for _, r := range res {
+		if !errors.Is(r.Err, context.Canceled) {
+			t.Errorf("%s: %v; want context.Canceled", r.Node.Name, r.Err)
+		}
+		for _, f := range []string{r.Node.LogFile, r.Node.PidFile, nodes.RecordPath(c.RunDir, r.Node.Name)} {
+			if _, err := os.Stat(f); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("%s: %s: %v; want nothing written", r.Node.Name, f, err)
+			}
+		}
+	}
+	if entries, _ := os.ReadDir(c.RunDir); len(entries) != 0 {
+		t.Errorf("rundir holds %d files after a cancelled Start; want none", len(entries))
+	}
+}
+
+// Two nodes with one name (two Specs joined) are refused before anything
+// starts: every result fails with ErrDuplicateNode and no file is written.
+func TestStartDuplicateNode(t *testing.T) {
+	c := cluster(t, "", "w1", "w2")
+	twice := cluster(t, "", "w1") // its own rundir: pidfiles differ
+	c.Nodes = append(c.Nodes, twice.Nodes...)
+	for _, verb := range []func(context.Context) ([]multi.Result, error){c.Start, c.Restart} {
+		res, err := verb(context.Background())
+		if !errors.Is(err, multi.ErrDuplicateNode) {
+			t.Fatalf("%v; want ErrDuplicateNode", err)
+		}
+		for _, r := range res {
+			if !errors.Is(r.Err, multi.ErrDuplicateNode) || r.PID != 0 {
+				t.Errorf("%s", r)
+			}
+		}
+		for _, d := range []string{c.RunDir, twice.RunDir} {
+			if entries, _ := os.ReadDir(d); len(entries) != 0 {
+				t.Errorf("%s holds %d files; want none", d, len(entries))
+			}
+		}
+	}
+	// Two names, one pidfile.
+	c = cluster(t, "", "w1", "w2")
+	c.Nodes[1].PidFile = c.Nodes[0].PidFile
+	if _, err := c.Start(context.Background()); !errors.Is(err, multi.ErrDuplicateNode) {
+		t.Fatalf("two nodes, one pidfile: %v; want ErrDuplicateNode", err)
+	}
+}

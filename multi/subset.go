@@ -1,0 +1,86 @@
+package multi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+
+	"github.com/multi-launcher/multi/nodes"
+)
+
+// ErrUnknownNode: [Cluster.Only] was given a name that is not one of the
+// cluster's nodes.
+var ErrUnknownNode = errors.New("no such node")
+
+// Only returns a new Cluster with the same settings as c on the nodes of
+// c named (by short name, [nodes.Node.Name]), in c's order, so that a
+// caller can act on a subset without building a Cluster of its own. A
+// name that is not one of c's nodes is an error wrapping
+// [ErrUnknownNode], and no Cluster is returned. The new Cluster shares
+// c's callbacks (Progress, Signalled) but not c's Progress lock: verbs of
+// c and of the subset that run at once may call Progress at once.
+func (c *Cluster) Only(names ...string) (*Cluster, error) {
+	want := make(map[string]bool, len(names))
+	for _, name := range names {
+		want[name] = true
+	}
+	var ns []nodes.Node
+	for _, n := range c.Nodes {
+		if want[n.Name] {
+			ns = append(ns, n)
+			delete(want, n.Name)
+		}
+	}
+	for _, name := range names {
+		if want[name] {
+			return nil, fmt.Errorf("multi: %w: %s", ErrUnknownNode, name)
+		}
+	}
+	// Field by field: a Cluster holds a lock and is not copied whole.
+	return &Cluster{
+		Nodes:       ns,
+		RunDir:      c.RunDir,
+		Progress:    c.Progress,
+		Signalled:   c.Signalled,
+		LockTimeout: c.LockTimeout,
+		Detach:      c.Detach,
+		Settle:      c.Settle,
+		SignalLost:  c.SignalLost,
+		Env:         c.Env,
+		Signal:      c.Signal,
+		Timeout:     c.Timeout,
+		Rolling:     c.Rolling,
+		Wait:        c.Wait,
+		Group:       c.Group,
+	}, nil
+}
+
+// Send sends sig to every running node, through its lock as every verb
+// does (see Signals in the package doc), and returns without waiting: a
+// HUP to reload, a USR1 to report. Unlike [Cluster.Stop] it is not a stop
+// and ignores c.Signal; a node's result says "sent HUP (pid 1234)". A node
+// that is not running is reported so, its stale pidfile removed, and is
+// not an error. sig must be a signal (> 0).
+//
+// (It is not called Signal because [Cluster.Signal] is the field that
+// says what Stop sends.)
+func (c *Cluster) Send(ctx context.Context, sig syscall.Signal) ([]Result, error) {
+	results := c.results()
+	for i := range results {
+		r := &results[i]
+		switch {
+		case sig <= 0:
+			r.fail("signal", fmt.Errorf("invalid signal %d", int(sig)))
+		case ctx.Err() != nil:
+			r.fail("signal", ctx.Err())
+		default:
+			if ok, _ := c.signalOne(r, "signal", sig, false); ok {
+				r.Msg = fmt.Sprintf("sent %s (pid %d)", SignalName(sig), r.PID)
+				r.Outcome = Signalled
+			}
+		}
+		c.report(r)
+	}
+	return results, joinErrs(results)
+}
