@@ -149,7 +149,7 @@ func TestStartDuplicateNode(t *testing.T) {
 	c := cluster(t, "", "w1", "w2")
 	twice := cluster(t, "", "w1") // its own rundir: pidfiles differ
 	c.Nodes = append(c.Nodes, twice.Nodes...)
-	for _, verb := range []func(context.Context) ([]multi.Result, error){c.Start, c.Restart} {
+	for _, verb := range []func(context.Context) ([]multi.Result, error){c.Start, c.Restart, c.StopWait, c.Kill} {
 		res, err := verb(context.Background())
 		if !errors.Is(err, multi.ErrDuplicateNode) {
 			t.Fatalf("%v; want ErrDuplicateNode", err)

@@ -156,16 +156,17 @@ func (c *Cluster) makeRunDir(op string, results []Result) bool {
 }
 
 // checkDistinct fails every result, and returns false, when two nodes
-// share a name or a pidfile: they would race for one lock, so none starts.
+// share a name or a pidfile: they would race for one lock, or one result
+// would never hear of its node, so the verb does nothing.
 func (c *Cluster) checkDistinct(op string, results []Result) bool {
 	names, pidfiles := map[string]bool{}, map[string]bool{}
 	var err error
 	for _, n := range c.Nodes {
 		switch {
 		case names[n.Name]:
-			err = fmt.Errorf("%w: %s is given twice (pidfile %s); nothing started", ErrDuplicateNode, n.Name, n.PidFile)
+			err = fmt.Errorf("%w: %s is given twice (pidfile %s); nothing done", ErrDuplicateNode, n.Name, n.PidFile)
 		case pidfiles[n.PidFile]:
-			err = fmt.Errorf("%w: %s has the pidfile %s of another node; nothing started", ErrDuplicateNode, n.Name, n.PidFile)
+			err = fmt.Errorf("%w: %s has the pidfile %s of another node; nothing done", ErrDuplicateNode, n.Name, n.PidFile)
 		}
 		if err != nil {
 			break

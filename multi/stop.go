@@ -72,6 +72,9 @@ type stopOpts struct {
 // runs beside the signalling), so the wait ends soon after the last node
 // dies, and each pidfile is removed as its node goes.
 func (c *Cluster) stopWait(ctx context.Context, results []Result, o stopOpts) {
+	if !c.checkDistinct(o.op, results) {
+		return // a node twice would be waited for under one path
+	}
 	s := &stopWaiter{c: c, stopOpts: o, byPath: map[string]*Result{}, released: map[string]bool{}}
 	// Each pidfile is opened once, by its signal, and the same handle is
 	// waited on and removed through, as long as the descriptors last (half
