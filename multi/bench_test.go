@@ -11,6 +11,7 @@ package multi_test
 
 import (
 	"context"
+	"github.com/multi-launcher/multi/internal/testutil"
 	"os"
 	"strconv"
 	"syscall"
@@ -23,19 +24,8 @@ import (
 	"github.com/multi-launcher/multi/waiter"
 )
 
-func benchRunDir(b *testing.B) string {
-	b.Helper()
-	base := os.Getenv("MULTI_BENCH_DIR")
-	if base == "" {
-		return b.TempDir()
-	}
-	dir, err := os.MkdirTemp(base, "multi-bench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
+// benchRunDir: see [testutil.BenchDir].
+var benchRunDir = testutil.BenchDir
 
 func benchCluster(b *testing.B, rundir string, n int) *multi.Cluster {
 	b.Helper()

@@ -11,6 +11,7 @@ package waiter_test
 import (
 	"bufio"
 	"context"
+	"github.com/multi-launcher/multi/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,19 +23,8 @@ import (
 	"github.com/multi-launcher/multi/waiter"
 )
 
-func benchDir(b *testing.B) string {
-	b.Helper()
-	base := os.Getenv("MULTI_BENCH_DIR")
-	if base == "" {
-		return b.TempDir()
-	}
-	dir, err := os.MkdirTemp(base, "waiter-bench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
+// benchDir: see [testutil.BenchDir].
+var benchDir = testutil.BenchDir
 
 // startHolder starts this test binary holding path's lock (it keeps the
 // file when it dies, as a crash would) and returns it once it holds.
