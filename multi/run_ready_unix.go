@@ -3,8 +3,10 @@
 package multi
 
 import (
-	"net"
 	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // checkReady signals readiness once every node runs.
@@ -39,13 +41,24 @@ func (r *run) notify(state string) {
 }
 
 // sdNotify sends one datagram to the unix socket addr; a name starting
-// with '@' is in the abstract namespace.
+// with '@' is in the abstract namespace (unix.SockaddrUnix maps it).
+//
+// Raw system calls, not package net: net links the cgo resolver, which
+// makes the binary dynamic, and every exec step (one per node started)
+// would then pay for ld.so and glibc's start-up, about a third of its
+// CPU on this machine (docs/benchmarks.md).
 func sdNotify(addr, state string) error {
-	conn, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: addr, Net: "unixgram"})
+	// Not every Unix has SOCK_CLOEXEC: under ForkLock, as package net
+	// does there, no node started meanwhile inherits the socket.
+	syscall.ForkLock.RLock()
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
+	if err == nil {
+		unix.CloseOnExec(fd)
+	}
+	syscall.ForkLock.RUnlock()
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	_, err = conn.Write([]byte(state))
-	return err
+	defer unix.Close(fd)
+	return unix.Sendto(fd, []byte(state), 0, &unix.SockaddrUnix{Name: addr})
 }
