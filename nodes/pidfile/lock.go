@@ -52,7 +52,6 @@ func Acquire(path string) (*Lock, error) {
 // (FreeBSD's flopen does the same). The file is created 0600: another user
 // who cannot open it cannot lock it either.
 func lockFile(path string, pid int) (*os.File, error) {
-	const tries = 200
 	t0 := time.Now()
 	for try := 0; ; try++ {
 		f, err := openPidfile(path, os.O_RDWR|os.O_CREATE, 0o600)
@@ -65,23 +64,10 @@ func lockFile(path string, pid int) (*os.File, error) {
 		}
 		err = setlk(f)
 		if errors.Is(err, errWouldBlock) {
-			h := &Handle{f: f, path: path}
-			info, herr := h.Snapshot()
+			err := whyBusy(f, path, try >= lockTries || time.Since(t0) > BriefWait)
 			f.Close()
-			if herr != nil {
-				return nil, herr
-			}
-			// A holder whose pid is in the file is a settled instance. Any
-			// other node holder is another starter about to write its pid;
-			// an OFD lock may be a multi removing a stale file. Both let go
-			// or settle within moments. Any other lock is not a node's.
-			over := try >= tries || time.Since(t0) > BriefWait
-			var fe *ForeignError
-			if errors.As(info.LockErr, &fe) && (!fe.OFD() || over) {
-				return nil, fe
-			}
-			if info.State == Elsewhere || (info.State == Running && (info.FilePID == info.PID || over)) {
-				return nil, &HeldError{Path: path, PID: info.PID}
+			if err != nil {
+				return nil, err
 			}
 			testMarkBrief()
 			backoff(try)
@@ -99,6 +85,31 @@ func lockFile(path string, pid int) (*os.File, error) {
 		}
 		return f, nil
 	}
+}
+
+// lockTries is how many times a start tries a lock that a settling
+// holder keeps (see [whyBusy]), within [BriefWait].
+const lockTries = 200
+
+// whyBusy says why the lock on f, the pidfile at path, could not be
+// taken: a [*HeldError] or [*ForeignError] to give up with, or nil to try
+// again soon. A holder whose pid is in the file is a settled instance. Any
+// other node holder is another starter about to write its pid; an OFD lock
+// may be a multi removing a stale file. Both let go or settle within
+// moments (until over). Any other lock is not a node's.
+func whyBusy(f *os.File, path string, over bool) error {
+	info, err := (&Handle{f: f, path: path}).Snapshot()
+	if err != nil {
+		return err
+	}
+	var fe *ForeignError
+	if errors.As(info.LockErr, &fe) && (!fe.OFD() || over) {
+		return fe
+	}
+	if info.State == Elsewhere || (info.State == Running && (info.FilePID == info.PID || over)) {
+		return &HeldError{Path: path, PID: info.PID}
+	}
+	return nil
 }
 
 // File returns the locked file. Its descriptor must stay open, in this

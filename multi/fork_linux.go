@@ -1,0 +1,157 @@
+//go:build linux && (amd64 || arm64)
+
+package multi
+
+import (
+	"syscall"
+	"unsafe" // and for go:linkname
+
+	"golang.org/x/sys/unix"
+)
+
+// The fork path: the launcher forks, and the child, with nothing but
+// system calls, takes the pidfile's lock, writes its pid and execs the
+// node's command. It does what the exec step does, without starting a Go
+// runtime in every node: the step's re-exec of this program was most of
+// the CPU of a start (docs/benchmarks.md).
+//
+// Between fork and exec the child is a copy of a multi-threaded process
+// with one thread: it must not allocate, take a lock, or grow its stack.
+// The runtime's fork hooks, which package syscall uses for the same
+// purpose, block signals around the fork and make any stack growth in the
+// child fatal rather than silent.
+
+//go:linkname runtime_BeforeFork syscall.runtime_BeforeFork
+func runtime_BeforeFork()
+
+//go:linkname runtime_AfterFork syscall.runtime_AfterFork
+func runtime_AfterFork()
+
+//go:linkname runtime_AfterForkInChild syscall.runtime_AfterForkInChild
+func runtime_AfterForkInChild()
+
+// forkSpec is everything the child needs, prepared by the parent: byte
+// strings ending in NUL, descriptors, and scratch space the child writes
+// to (its own copy of it).
+type forkSpec struct {
+	path     *byte   // the command's program, as execve(2) takes it
+	argv     []*byte // ending in nil
+	envv     []*byte // ending in nil
+	dir      *byte   // nil: stay in this folder
+	pidfile  *byte   // the pidfile's absolute path, for the same-file check
+	waitFifo *byte   // the tests' stepWaitEnv hook, or nil
+	empty    [1]byte // "", for statx(2) on a descriptor
+
+	pidFD, logFD, nullFD, reportFD int
+	fdcwd                          int // AT_FDCWD: the path is absolute anyway
+
+	lk       syscall.Flock_t
+	st1, st2 unix.Statx_t
+	pidText  [24]byte
+	report   [2]uint32
+}
+
+// forkNode forks; the child runs spec and never returns. In the parent it
+// returns the child's pid.
+//
+//go:noinline
+//go:norace
+//go:nocheckptr
+func forkNode(s *forkSpec) (int, syscall.Errno) {
+	runtime_BeforeFork()
+	r1, _, e1 := syscall.RawSyscall6(syscall.SYS_CLONE, uintptr(syscall.SIGCHLD), 0, 0, 0, 0, 0)
+	if e1 != 0 || r1 != 0 {
+		runtime_AfterFork()
+		return int(r1), e1
+	}
+
+	// In the child. Signal handlers back to their defaults, and the mask
+	// this thread had before the fork.
+	runtime_AfterForkInChild()
+
+	// Standard input, output and error first: the child must never hold
+	// the launcher's own, or a caller reading multi's output would wait
+	// for a child that waits (the tests' hook below, or a slow exec).
+	// The parent's descriptors are all 3 or above (the Go runtime opens
+	// /dev/null on a closed 0, 1 or 2 at start-up), so none is overwritten.
+	for _, d := range [3][2]int{{s.nullFD, 0}, {s.logFD, 1}, {s.logFD, 2}} {
+		if _, _, e := syscall.RawSyscall(syscall.SYS_DUP3, uintptr(d[0]), uintptr(d[1]), 0); e != 0 {
+			forkFail(s, forkDup, e)
+		}
+	}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SETSID, 0, 0, 0); e != 0 {
+		forkFail(s, forkSetsid, e)
+	}
+	if s.dir != nil {
+		if _, _, e := syscall.RawSyscall(syscall.SYS_CHDIR, uintptr(unsafe.Pointer(s.dir)), 0, 0); e != 0 {
+			forkFail(s, forkChdir, e)
+		}
+	}
+	// The lock, on the descriptor the parent opened: this process's from
+	// now until it exits, across the exec.
+	_, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(s.pidFD), syscall.F_SETLK, uintptr(unsafe.Pointer(&s.lk)))
+	if e == syscall.EAGAIN || e == syscall.EACCES {
+		forkFail(s, forkBusy, e)
+	} else if e != 0 {
+		forkFail(s, forkLock, e)
+	}
+	// Still the file at the path: not removed or replaced (by a multi that
+	// found it stale) between the parent's open and this lock.
+	_, _, e = syscall.RawSyscall6(unix.SYS_STATX, uintptr(s.pidFD), uintptr(unsafe.Pointer(&s.empty[0])), unix.AT_EMPTY_PATH, unix.STATX_INO, uintptr(unsafe.Pointer(&s.st1)), 0)
+	if e != 0 {
+		forkFail(s, forkMoved, e)
+	}
+	_, _, e = syscall.RawSyscall6(unix.SYS_STATX, uintptr(s.fdcwd), uintptr(unsafe.Pointer(s.pidfile)), unix.AT_SYMLINK_NOFOLLOW, unix.STATX_INO, uintptr(unsafe.Pointer(&s.st2)), 0)
+	if e != 0 || s.st1.Ino != s.st2.Ino || s.st1.Dev_major != s.st2.Dev_major || s.st1.Dev_minor != s.st2.Dev_minor {
+		forkFail(s, forkMoved, e)
+	}
+	if _, _, e := syscall.RawSyscall(syscall.SYS_FTRUNCATE, uintptr(s.pidFD), 0, 0); e != 0 {
+		forkFail(s, forkWrite, e)
+	}
+	pid, _, _ := syscall.RawSyscall(syscall.SYS_GETPID, 0, 0, 0)
+	i := len(s.pidText) - 1
+	s.pidText[i] = '\n'
+	for {
+		i--
+		s.pidText[i] = byte('0' + pid%10)
+		pid /= 10
+		if pid == 0 || i == 0 {
+			break
+		}
+	}
+	n := uintptr(len(s.pidText) - i)
+	if w, _, e := syscall.RawSyscall6(syscall.SYS_PWRITE64, uintptr(s.pidFD), uintptr(unsafe.Pointer(&s.pidText[i])), n, 0, 0, 0); e != 0 || w != n {
+		forkFail(s, forkWrite, e)
+	}
+	// The locked descriptor must survive the exec: clearing close-on-exec
+	// on it, never closing it, since closing any descriptor of the file
+	// would drop the lock.
+	if _, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(s.pidFD), syscall.F_SETFD, 0); e != 0 {
+		forkFail(s, forkKeep, e)
+	}
+	if s.waitFifo != nil {
+		// The tests' hook (stepWaitEnv): wait, locked, for a reader of
+		// the FIFO, where they kill multi start.
+		fd, _, e := syscall.RawSyscall6(syscall.SYS_OPENAT, uintptr(s.fdcwd), uintptr(unsafe.Pointer(s.waitFifo)), syscall.O_WRONLY|syscall.O_CLOEXEC, 0, 0, 0)
+		if e == 0 {
+			syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+		}
+	}
+	_, _, e = syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(s.path)), uintptr(unsafe.Pointer(&s.argv[0])), uintptr(unsafe.Pointer(&s.envv[0])))
+	forkFail(s, forkExec, e)
+	return 0, 0 // not reached
+}
+
+// forkFail reports, in the child, the stage that failed and its errno on
+// the report pipe, and exits. The exit drops the lock if it was taken.
+//
+//go:nosplit
+//go:norace
+//go:nocheckptr
+func forkFail(s *forkSpec, stage uint32, e syscall.Errno) {
+	s.report[0], s.report[1] = stage, uint32(e)
+	syscall.RawSyscall(syscall.SYS_WRITE, uintptr(s.reportFD), uintptr(unsafe.Pointer(&s.report[0])), unsafe.Sizeof(s.report))
+	for {
+		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 127, 0, 0)
+	}
+}
