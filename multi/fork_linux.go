@@ -1,4 +1,4 @@
-//go:build linux && (amd64 || arm64)
+//go:build linux && amd64
 
 package multi
 
@@ -15,11 +15,22 @@ import (
 // runtime in every node: the step's re-exec of this program was most of
 // the CPU of a start (docs/benchmarks.md).
 //
-// Between fork and exec the child is a copy of a multi-threaded process
-// with one thread: it must not allocate, take a lock, or grow its stack.
+// The fork is a vfork (CLONE_VM|CLONE_VFORK), as os/exec's: the child
+// borrows the parent's memory and stack until its exec, and the parent's
+// thread waits meanwhile, so no page table is copied and no page of the
+// launcher's is copied on write (a plain fork made copying and tearing
+// down the launcher's address space half of start's CPU). forkNode must
+// call rawVfork itself, not through a function that would return twice
+// on the shared stack; the child never returns from forkNode. Between
+// fork and exec the child must not allocate, take a lock, or grow its
+// stack, and what it writes lands in the parent's memory: only forkSpec's
+// scratch fields.
 // The runtime's fork hooks, which package syscall uses for the same
 // purpose, block signals around the fork and make any stack growth in the
 // child fatal rather than silent.
+
+// rawVfork is clone(2) with flags, on this stack (vfork_linux_amd64.s).
+func rawVfork(flags uintptr) (pid, errno uintptr)
 
 //go:linkname runtime_BeforeFork syscall.runtime_BeforeFork
 func runtime_BeforeFork()
@@ -32,7 +43,7 @@ func runtime_AfterForkInChild()
 
 // forkSpec is everything the child needs, prepared by the parent: byte
 // strings ending in NUL, descriptors, and scratch space the child writes
-// to (its own copy of it).
+// to (in the parent's memory: a spec serves one fork at a time).
 type forkSpec struct {
 	path     *byte   // the command's program, as execve(2) takes it
 	argv     []*byte // ending in nil
@@ -44,6 +55,7 @@ type forkSpec struct {
 
 	pidFD, logFD, nullFD, reportFD int
 	fdcwd                          int // AT_FDCWD: the path is absolute anyway
+	maxFD                          int // the highest descriptor there can be
 
 	lk       syscall.Flock_t
 	st1, st2 unix.Statx_t
@@ -59,10 +71,10 @@ type forkSpec struct {
 //go:nocheckptr
 func forkNode(s *forkSpec) (int, syscall.Errno) {
 	runtime_BeforeFork()
-	r1, _, e1 := syscall.RawSyscall6(syscall.SYS_CLONE, uintptr(syscall.SIGCHLD), 0, 0, 0, 0, 0)
+	r1, e1 := rawVfork(syscall.CLONE_VM | syscall.CLONE_VFORK | uintptr(syscall.SIGCHLD))
 	if e1 != 0 || r1 != 0 {
 		runtime_AfterFork()
-		return int(r1), e1
+		return int(r1), syscall.Errno(e1)
 	}
 
 	// In the child. Signal handlers back to their defaults, and the mask
@@ -87,6 +99,16 @@ func forkNode(s *forkSpec) (int, syscall.Errno) {
 			forkFail(s, forkChdir, e)
 		}
 	}
+	// Every other descriptor closed before the lock is taken: the
+	// launcher's, close-on-exec, would close at the exec anyway, and
+	// closing one that names the same pidfile (another start or a look at
+	// it in this process, at the moment of the fork) after the lock would
+	// drop the lock, POSIX locks being the process's. What the launcher
+	// itself inherited goes too, as with a daemon: a node keeps no pipe
+	// of its caller's open.
+	closeFrom(s, 3, min(s.pidFD, s.reportFD)-1)
+	closeFrom(s, min(s.pidFD, s.reportFD)+1, max(s.pidFD, s.reportFD)-1)
+	closeFrom(s, max(s.pidFD, s.reportFD)+1, -1)
 	// The lock, on the descriptor the parent opened: this process's from
 	// now until it exits, across the exec.
 	_, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(s.pidFD), syscall.F_SETLK, uintptr(unsafe.Pointer(&s.lk)))
@@ -140,6 +162,28 @@ func forkNode(s *forkSpec) (int, syscall.Errno) {
 	_, _, e = syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(s.path)), uintptr(unsafe.Pointer(&s.argv[0])), uintptr(unsafe.Pointer(&s.envv[0])))
 	forkFail(s, forkExec, e)
 	return 0, 0 // not reached
+}
+
+// closeFrom closes, in the child, the descriptors from first to last (to
+// the end with last -1), with close_range(2), or one by one up to the
+// parent's limit where the kernel has none (before Linux 5.9).
+//
+//go:nosplit
+//go:norace
+//go:nocheckptr
+func closeFrom(s *forkSpec, first, last int) {
+	if last != -1 && last < first {
+		return
+	}
+	if _, _, e := syscall.RawSyscall(unix.SYS_CLOSE_RANGE, uintptr(first), uintptr(last), 0); e != syscall.ENOSYS {
+		return
+	}
+	if last == -1 {
+		last = s.maxFD
+	}
+	for fd := first; fd <= last; fd++ {
+		syscall.RawSyscall(syscall.SYS_CLOSE, uintptr(fd), 0, 0)
+	}
 }
 
 // forkFail reports, in the child, the stage that failed and its errno on

@@ -1,4 +1,4 @@
-//go:build linux && (amd64 || arm64)
+//go:build linux && amd64
 
 package multi
 
@@ -35,12 +35,23 @@ func killNode(t *testing.T, ch *child) {
 // The fork path starts the node as the exec step would: its own process
 // holds the lock on the descriptor named by $MULTI_PIDFILE_FD, its pid is
 // in the file, its output goes to the logfile, its input is /dev/null,
-// no other descriptor of the launcher's reaches it, its signals are not
-// blocked, and it leads a session of its own.
+// no other descriptor reaches it (not the launcher's, not one it
+// inherited), its signals are not blocked, and it leads a session of its
+// own.
 func TestForkStartsNodeHoldingLock(t *testing.T) {
 	n := forkTestNode(t, "w1", "sleep", "300")
-	env := append(os.Environ(), "_MULTI_TEST_FIFO_UNUSED=1")
-	ch, err, ok := spawnFork(n, env)
+	// A descriptor this process has without close-on-exec, as a caller's
+	// pipe would be.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if _, err := unix.FcntlInt(w.Fd(), unix.F_SETFD, 0); err != nil {
+		t.Fatal(err)
+	}
+	ch, err, ok := spawnFork(n, os.Environ())
 	if !ok {
 		t.Fatal("the fork path did not apply")
 	}
@@ -79,8 +90,17 @@ func TestForkStartsNodeHoldingLock(t *testing.T) {
 			t.Errorf("fd %s is %q, want %q", fd, fds[fd], target)
 		}
 	}
+	// What the node opens itself (sleep reads its locale) is its own.
+	ours := map[string]bool{}
+	if ents, err := os.ReadDir("/proc/self/fd"); err == nil {
+		for _, e := range ents {
+			if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil {
+				ours[target] = true
+			}
+		}
+	}
 	for fd, target := range fds {
-		if _, ok := want[fd]; !ok && !inherited(fd) {
+		if _, ok := want[fd]; !ok && ours[target] {
 			t.Errorf("fd %s (%s) leaked into the node", fd, target)
 		}
 	}
@@ -94,25 +114,6 @@ func TestForkStartsNodeHoldingLock(t *testing.T) {
 	if sid, _ := unix.Getsid(ch.pid); sid != ch.pid {
 		t.Errorf("session %d, want its own (%d)", sid, ch.pid)
 	}
-}
-
-// inherited: fd was open, without close-on-exec, in this test process
-// when it started: it reaches every child, whoever starts it.
-func inherited(fd string) bool {
-	n, err := strconv.Atoi(fd)
-	if err != nil || n <= 2 {
-		return false
-	}
-	flags, err := fcntlGetfd(n)
-	return err == nil && flags&syscall.FD_CLOEXEC == 0
-}
-
-func fcntlGetfd(fd int) (int, error) {
-	r, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0)
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
 }
 
 // A second start of a running node meets its lock in the child, and
@@ -238,5 +239,26 @@ func TestForkApplies(t *testing.T) {
 			}
 			t.Errorf("%s: the fork path applied (%v); want the exec step", c.name, err)
 		}
+	}
+}
+
+// A descriptor of the same pidfile open elsewhere in this process when
+// the node forks (another start of it, a status, a wait) must not cost
+// the node its lock: closed at the exec after the lock was taken, it
+// would drop the lock, POSIX locks being the process's.
+func TestForkKeepsLockWithPidfileOpenHere(t *testing.T) {
+	n := forkTestNode(t, "w1", "sleep", "300")
+	claim, err := pidfile.OpenClaim(n.PidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer claim.Close()
+	ch, err, ok := spawnFork(n, os.Environ())
+	if !ok || err != nil {
+		t.Fatalf("start: %v (ok %v)", err, ok)
+	}
+	killNode(t, ch)
+	if info, err := pidfile.Inspect(n.PidFile); err != nil || info.State != pidfile.Running || info.PID != ch.pid {
+		t.Fatalf("Inspect: %+v, %v; want held by %d", info, err, ch.pid)
 	}
 }

@@ -1,4 +1,4 @@
-//go:build unix && !(linux && (amd64 || arm64))
+//go:build unix && !(linux && amd64)
 
 package multi
 

@@ -1,4 +1,4 @@
-//go:build linux && (amd64 || arm64)
+//go:build linux && amd64
 
 package multi
 
@@ -64,7 +64,7 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 		ch.logOff = st.Size() // the log is appended to: show only this run's lines
 	}
 
-	s := &forkSpec{nullFD: int(null.Fd()), logFD: int(log.Fd()), fdcwd: unix.AT_FDCWD}
+	s := &forkSpec{nullFD: int(null.Fd()), logFD: int(log.Fd()), fdcwd: unix.AT_FDCWD, maxFD: maxFD()}
 	s.lk.Type = syscall.F_WRLCK // whole file: Whence, Start and Len 0
 	if s.path, err = syscall.BytePtrFromString(path); err != nil {
 		return nil, nil, false
@@ -287,4 +287,13 @@ var (
 func devNull() (*os.File, error) {
 	nullOnce.Do(func() { nullFile, nullErr = os.OpenFile(os.DevNull, os.O_RDWR, 0) })
 	return nullFile, nullErr
+}
+
+// maxFD is the highest descriptor this process can have open.
+func maxFD() int {
+	var rl unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) != nil || rl.Cur > 1<<20 {
+		return 1 << 20
+	}
+	return int(rl.Cur) - 1
 }
