@@ -116,7 +116,7 @@ type child struct {
 }
 
 // finishStart checks a spawned node again once the settle window is over
-// (when there is one), records its process and lets it go.
+// (when there is one) and lets it go.
 func (c *Cluster) finishStart(r *Result, s *started, verb string) {
 	ch := s.child
 	if c.settle() > 0 {
@@ -124,14 +124,6 @@ func (c *Cluster) finishStart(r *Result, s *started, verb string) {
 			s.undo()
 			r.fail("start", err)
 			return
-		}
-	}
-	// Its pid and start time, for a node that later lets go of its lock.
-	// The record is synced like the first write: a node never leaves a
-	// half-written record, and on a tmpfs such as /run it costs nothing.
-	if p, err := nodes.ReadProc(ch.pid); err == nil {
-		if err := nodes.WriteRecordStarted(c.rundir(), ch.node, nodes.Started{PID: ch.pid, StartTicks: p.StartTicks}); err != nil {
-			r.warn("could not record the node's process: " + err.Error())
 		}
 	}
 	ch.letGo(c.Detach)
@@ -262,6 +254,16 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 		}
 		r.fail("start", err)
 		return nil
+	}
+	// Its pid and start time, for a node that later lets go of its lock:
+	// recorded now, while other nodes are still starting, rather than
+	// after the settle window (a node that fails in it gets undo). The
+	// record is synced like the first write: a node never leaves a
+	// half-written record, and on a tmpfs such as /run it costs nothing.
+	if p, err := nodes.ReadProc(ch.pid); err == nil {
+		if err := nodes.WriteRecordStarted(rundir, n, nodes.Started{PID: ch.pid, StartTicks: p.StartTicks}); err != nil {
+			r.warn("could not record the node's process: " + err.Error())
+		}
 	}
 	return &started{child: ch, undo: undo}
 }
