@@ -73,5 +73,6 @@ func RemoveRecord(rundir, name string) error {
 	if err := d.Remove(filepath.Base(path)); err != nil {
 		return fmt.Errorf("record %s: %w", path, safefs.BareErr(err))
 	}
+	d.Remove(spareName(name)) // the previous record's file, if any
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/multi-launcher/multi/internal/safefs"
 )
@@ -99,6 +100,13 @@ func WriteRecordStarted(rundir string, n Node, s Started) error {
 	if err := lockShared(lk); err != nil {
 		return fail(err)
 	}
+	data := append(b, '\n')
+	if err := writeSpare(d, n.Name, path, data); err == nil || !errors.Is(err, errNoSpare) {
+		if err != nil {
+			return fail(err)
+		}
+		return nil
+	}
 	var f *os.File
 	var tmp string
 	for try := 0; ; try++ {
@@ -112,25 +120,83 @@ func WriteRecordStarted(rundir string, n Node, s Started) error {
 		return fail(err)
 	}
 	recordWait()
-	_, err = f.Write(append(b, '\n'))
-	if err == nil {
-		// Through the descriptor: the name may have been swapped.
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		// On disk, so that a power loss cannot leave an empty record
-		// behind the rename; on a tmpfs such as /run it costs nothing.
-		err = f.Sync()
-	}
+	err = writeSynced(f, data)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
+		err = d.Exchange(tmp, filepath.Base(path))
+		if err == nil {
+			// tmp names the old record now: the next write's file (see
+			// writeSpare), unless another writer keeps one already.
+			if d.RenameNew(tmp, spareName(n.Name)) != nil {
+				d.Remove(tmp)
+			}
+			return nil
+		}
+		// No record yet (ENOENT), or no exchange here.
 		err = d.Rename(tmp, filepath.Base(path))
 	}
 	if err != nil {
 		d.Remove(tmp)
 		return fail(err)
+	}
+	return nil
+}
+
+// writeSynced writes data to f, a new or emptied file, makes it 0644
+// through the descriptor (the name may have been swapped), and syncs it
+// (on disk, so that a power loss cannot leave an empty record behind the
+// rename; on a tmpfs such as /run it costs nothing).
+func writeSynced(f *os.File, data []byte) error {
+	_, err := f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	return err
+}
+
+// errNoSpare: there is no spare file to write the record in (see
+// writeSpare), or it cannot be used now.
+var errNoSpare = errors.New("no spare record file")
+
+// spareName is the file that held a node's previous record: the next
+// write of the record goes to it and then swaps it with the record, so
+// that rewriting a record makes and deletes no file. On a filesystem
+// such as this machine's ext4 (no journal), every file made costs in
+// proportion to the files deleted there in the last half minute.
+func spareName(name string) string { return "." + name + ".spare" }
+
+// writeSpare writes data to the node's spare file and swaps it with its
+// record, at path (renameat2 RENAME_EXCHANGE): readers see the old record
+// or the new one, whole, as with a rename. The writer holds the spare's
+// flock exclusively from before it checks the spare is still at its name
+// until the swap, so two writers never write one file; a spare that is
+// busy, missing, or not as carefully kept as a record (a link, another
+// user's) is not used: errNoSpare, and the caller makes a temp file.
+func writeSpare(d *safefs.Folder, name, path string, data []byte) error {
+	spare := spareName(name)
+	f, err := d.Open(spare, path, os.O_WRONLY, 0)
+	if err != nil {
+		return errNoSpare
+	}
+	if _, err := d.CheckFile(f); err != nil || flock(f, true) != nil || !d.SameFile(spare, f) || f.Truncate(0) != nil {
+		f.Close()
+		return errNoSpare
+	}
+	// Closed only after the swap: the flock keeps other writers off the
+	// file until it is the record.
+	defer f.Close()
+	if err := writeSynced(f, data); err != nil {
+		return err
+	}
+	if err := d.Exchange(spare, filepath.Base(path)); err != nil {
+		// The record or the spare was removed meanwhile (forget), or
+		// the filesystem has no exchange: a temp file does it.
+		return errNoSpare
 	}
 	return nil
 }
@@ -287,6 +353,10 @@ const maxRecord = 1 << 20
 // file gives an error wrapping [fs.ErrNotExist]. d is its folder, or nil
 // to open it.
 func readRecordFile(d *safefs.Folder, path string) ([]byte, error) {
+	return readRecordFileTry(d, path, 3)
+}
+
+func readRecordFileTry(d *safefs.Folder, path string, retry int) ([]byte, error) {
 	if d == nil {
 		var err error
 		if d, err = safefs.OpenFolder(filepath.Dir(path), false); err != nil {
@@ -316,6 +386,13 @@ func readRecordFile(d *safefs.Folder, path string) ([]byte, error) {
 	if err := safefs.CheckOwner(st, d.Path(), dst); err != nil {
 		return nil, err
 	}
+	// A writer rewrites a record's old file, once swapped out, as the
+	// next record (writeSpare), under its exclusive flock: the shared
+	// flock keeps it from starting on the file being read here, and the
+	// file still at its name once locked is the record. Should a lock
+	// never come (another user's, on a file it can read), the read goes
+	// on, and is checked afterwards instead.
+	locked := lockRecordShared(f)
 	b, err := io.ReadAll(io.LimitReader(f, maxRecord+1))
 	if err != nil {
 		return nil, safefs.BareErr(err)
@@ -323,5 +400,29 @@ func readRecordFile(d *safefs.Folder, path string) ([]byte, error) {
 	if len(b) > maxRecord {
 		return nil, fmt.Errorf("larger than %d bytes", maxRecord)
 	}
+	if !d.SameFile(filepath.Base(path), f) {
+		if retry > 0 {
+			return readRecordFileTry(d, path, retry-1)
+		}
+		if !locked {
+			return nil, errors.New("rewritten while being read, again and again")
+		}
+	}
 	return b, nil
+}
+
+// lockRecordShared takes f's flock shared, waiting up to about a second
+// for a writer (microseconds, a sync at most); false if it could not.
+func lockRecordShared(f *os.File) bool {
+	for try := 0; try < 40; try++ {
+		err := flock(f, false)
+		if err == nil {
+			return true
+		}
+		if err != errBusy {
+			return false
+		}
+		time.Sleep(time.Duration(50*1000) << min(try, 8))
+	}
+	return false
 }

@@ -3,6 +3,7 @@
 package safefs
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -74,3 +75,9 @@ func IsSymlinkErr(err error) bool { return false }
 
 // IsDirErr: not told apart here.
 func IsDirErr(err error) bool { return false }
+
+// Exchange would swap two files in one step: not here (errors.ErrUnsupported).
+func (d *Folder) Exchange(a, b string) error { return errors.ErrUnsupported }
+
+// RenameNew would rename without replacing: not here (errors.ErrUnsupported).
+func (d *Folder) RenameNew(old, new string) error { return errors.ErrUnsupported }
