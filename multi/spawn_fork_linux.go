@@ -104,6 +104,9 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 			claim.Close()
 		}
 		if err != nil {
+			// No child (no process or descriptor left): a pidfile this
+			// made is left empty and unlocked; one there before, stale.
+			pidfile.RemoveStale(n.PidFile)
 			return nil, err, true
 		}
 		ch.pid = pid
