@@ -54,18 +54,28 @@ func killAll(b *testing.B, c *multi.Cluster) {
 }
 
 // BenchmarkStartOne starts one node (`/bin/sleep 300`) and returns once
-// it runs holding its lock; the node is killed outside the timer.
+// it runs holding its lock; the node is killed outside the timer. "spawn"
+// has no settle window (Settle -1): the start itself; "settled" has the
+// default window, which a start of one node waits out whole.
 func BenchmarkStartOne(b *testing.B) {
-	rundir := benchRunDir(b)
-	c := benchCluster(b, rundir, 1)
-	b.Cleanup(func() { killAll(b, c) })
-	for range b.N {
-		if _, err := c.Start(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
-		killAll(b, c)
-		b.StartTimer()
+	for _, v := range []struct {
+		name   string
+		settle time.Duration
+	}{{"spawn", -1}, {"settled", 0}} {
+		b.Run(v.name, func(b *testing.B) {
+			rundir := benchRunDir(b)
+			c := benchCluster(b, rundir, 1)
+			c.Settle = v.settle
+			b.Cleanup(func() { killAll(b, c) })
+			for range b.N {
+				if _, err := c.Start(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				killAll(b, c)
+				b.StartTimer()
+			}
+		})
 	}
 }
 
