@@ -34,10 +34,18 @@ import (
 //     Debian's s6 does not pull in execline, so the block is passed in the
 //     argv form s6-svlisten documents outside execline (each word prefixed
 //     with a space, then ""). No polling, one scan for all N services.
-//   - stopwait: `s6-svlisten -D SVC... "" xargs -P 2×CPUs -n 1 -a LIST
+//   - stopwait: `s6-svlisten -d SVC... "" xargs -P 2×CPUs -n 1 -a LIST
 //     s6-svc -d`: s6-svc takes one service directory, so the N calls run in
 //     parallel, the fastest a shell gets; s6-svlisten returns when every
-//     service is down and its finish step done.
+//     service is down (its process dead and reaped by s6-supervise). Not
+//     -D, which waits for a finish script as well (these services have
+//     none): at N=1000 it took 4.7-5.6 s against 1.4-1.6 s for -d, on
+//     the same (busy) machine.
+//
+// s6Timeout bounds s6's listeners (milliseconds): a run that goes wrong
+// fails instead of hanging.
+const s6Timeout = "120000"
+
 type s6State struct {
 	scan   string // the scan directory (tmpfs)
 	svscan *proc
@@ -56,7 +64,9 @@ func s6Tool(scanBase string, par int) tool {
 				return s, err
 			}
 			launched := time.Now()
-			d, err := start([]string{"s6-svscan", st.scan}, spawnOpts{env: peerEnv(), sample: true})
+			// -c: s6-svscan supervises at most 500 services by default (it
+			// ignores the rest, and the listener would wait for ever).
+			d, err := start([]string{"s6-svscan", "-c", strconv.Itoa(r.n + 100), st.scan}, spawnOpts{env: peerEnv(), sample: true})
 			if err != nil {
 				return s, err
 			}
@@ -69,7 +79,7 @@ func s6Tool(scanBase string, par int) tool {
 
 			// The timed part: the service directories, then the scan.
 			begin := time.Now()
-			argv := []string{"s6-ftrig-listen", "-a"}
+			argv := []string{"s6-ftrig-listen", "-a", "-t", s6Timeout}
 			st.svcs = make([]string, r.n)
 			for i := range st.svcs {
 				name := nodeName(i + 1)
@@ -108,7 +118,7 @@ func s6Tool(scanBase string, par int) tool {
 			st := s.state.(*s6State)
 			sup := children(st.svscan.pid)
 			t0 := cpuTicks(st.svscan.pid) + ticksOf(sup)
-			argv := append([]string{"s6-svlisten", "-D"}, st.svcs...)
+			argv := append([]string{"s6-svlisten", "-d", "-t", s6Timeout}, st.svcs...)
 			argv = append(argv, "", "xargs", "-P", strconv.Itoa(par), "-n", "1", "-a", st.list, "s6-svc", "-d")
 			e, wall, _, err := run(argv, spawnOpts{env: peerEnv(), capture: true, sample: true})
 			sp := &stopped{begin: e.end.Add(-wall), end: e.end, rss: max(e.maxRSSKiB(), vmHWM(st.svscan.pid))}
