@@ -22,6 +22,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -103,6 +104,7 @@ func mainErr() (code int) {
 	go func() {
 		s := <-sigs
 		fmt.Fprintf(os.Stderr, "\ndriver: %v: cleaning up\n", s)
+		stopping.Store(true)
 		cleanup()
 		os.Exit(130)
 	}()
@@ -241,6 +243,10 @@ type row struct {
 	err       string
 }
 
+// stopping is set on SIGINT/SIGTERM: no new run may start (and create its
+// folder) while the cleanup removes them.
+var stopping atomic.Bool
+
 // section runs every tool on every N, for each round, rotating the order of
 // the tools from round to round.
 func section(name, base string, ns []int, rounds int, tools []tool, node []string, slow bool) []row {
@@ -252,6 +258,9 @@ func section(name, base string, ns []int, rounds int, tools []tool, node []strin
 				t := tools[(k+round-1)%len(tools)]
 				if (t.maxN > 0 && n > t.maxN) || (t.rounds > 0 && round > t.rounds) {
 					continue
+				}
+				if stopping.Load() {
+					return rows
 				}
 				dir := filepath.Join(base, fmt.Sprintf("%s-%s-n%d-r%d", name, slug(t.name), n, round))
 				r := measure(t, &job{n: n, dir: dir, node: node, slow: slow})
