@@ -45,7 +45,8 @@ test-contrib:
 demo: build
 	@bash testdata/demo.sh $(BIN)
 
-# multi against start-stop-daemon, supervisord and celery multi, and the Go
+# multi against s6, start-stop-daemon (sequential and -P), supervisord and
+# celery multi, on tmpfs and on disk, and the Go
 # benchmarks; installs the peers from Debian if missing. See
 # docs/benchmarks.md (knobs: BENCH_NS, BENCH_ROUNDS, ...).
 bench: build

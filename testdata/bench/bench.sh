@@ -1,23 +1,32 @@
 #!/usr/bin/env bash
-# make bench: multi against start-stop-daemon, supervisord and celery multi
-# on the same work, interleaved over several rounds, and the Go benchmarks of
-# the hot paths. See docs/benchmarks.md for what is measured and how.
+# make bench: multi against s6, start-stop-daemon (sequential and in
+# parallel), supervisord and celery multi on the same work, interleaved over
+# several rounds, on a tmpfs folder and on a disk folder, and the Go
+# benchmarks of the hot paths. See docs/benchmarks.md for what is measured
+# and how.
 #
 #   bash testdata/bench/bench.sh [MULTI_BINARY]
 #
 # Knobs (environment):
-#   BENCH_NS="10 100 500 1000"   node counts (add 2000 5000 for the scale run)
+#   BENCH_NS="1 10 100 500 1000" node counts (add 2000 5000 for the scale run)
 #   BENCH_ROUNDS=3               rounds (each runs every tool on every N)
-#   BENCH_TOOLS="multi multi-notify start-stop-daemon supervisord celery"
+#   BENCH_TOOLS="multi multi-notify s6 start-stop-daemon start-stop-daemon-P supervisord celery"
+#                                (start-stop-daemon-P: xargs -P 2×CPUs; s6: s6-svscan + s6-svlisten)
 #   BENCH_DIR=                   where the runs' files go (default /dev/shm, a tmpfs)
-#   BENCH_DISK_DIR=/var/tmp      a disk filesystem for a second pass ("" skips it)
-#   BENCH_DISK_NS="1000"         node counts of that pass
+#   BENCH_DISK_DIR=              a disk filesystem for a second pass with every tool
+#                                but celery (default: /var/tmp or /tmp, the first
+#                                that is not a tmpfs; "" skips the pass)
+#   BENCH_DISK_NS="1 500 1000"   node counts of that pass (N=1 and 1000: the wait-overhead targets)
+#   BENCH_PAR=                   parallel calls of start-stop-daemon -P and s6-svc (default 2×CPUs)
 #   BENCH_CELERY_MAX=100         largest N for celery multi (workers are ~40 MiB each)
 #   BENCH_CELERY_ROUNDS=1        rounds for celery multi (it sleeps 2 s between polls)
 #   BENCH_COST_N=1000            nodes that take BENCH_COST_DELAY to stop (0 skips)
 #   BENCH_COST_DELAY=10s
 #   BENCH_GO=1                   also run the Go benchmarks (0 skips them)
 #   BENCH_GOTIME=500ms           their -benchtime
+#   BENCH_GOTIME_MULTI=5x        -benchtime of package multi's (a fixed count: each
+#                                iteration starts nodes outside the timer, so a time
+#                                target ran ~900 iterations of StopWaitTail/1, 10 minutes)
 #   BENCH_INSTALL=1              install missing peers with apt-get (0: fail instead)
 #   BENCH_OUT=testdata/bench/out results.tsv, table.md, gobench.txt, bench.png
 #   BENCH_PNG=                   where to write the plot (default BENCH_OUT/bench.png)
@@ -47,6 +56,7 @@ say() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
 # --- the peers, from Debian's packages --------------------------------------
 missing=()
 command -v start-stop-daemon >/dev/null || missing+=(dpkg)
+[[ -x /usr/bin/s6-svscan && -x /usr/bin/s6-svlisten && -x /usr/bin/s6-ftrig-listen ]] || missing+=(s6)
 [[ -x /usr/bin/supervisord && -x /usr/bin/supervisorctl ]] || missing+=(supervisor)
 /usr/bin/python3 -c 'import celery' 2>/dev/null || missing+=(python3-celery)
 [[ -x /usr/bin/celery ]] || missing+=(celery)
@@ -84,25 +94,58 @@ if [[ -z $bench_dir ]]; then
   [[ $(stat -f -c %T /dev/shm 2>/dev/null) == tmpfs ]] || bench_dir=${TMPDIR:-/tmp}
 fi
 
+# The disk pass: a folder on a disk filesystem (ext4 here), not a tmpfs.
+if [[ -v BENCH_DISK_DIR ]]; then
+  disk_dir=$BENCH_DISK_DIR
+else
+  disk_dir=
+  for d in /var/tmp /tmp; do
+    t=$(stat -f -c %T "$d" 2>/dev/null) || continue
+    if [[ $t != tmpfs ]]; then disk_dir=$d; break; fi
+  done
+fi
+
+fstype() { findmnt -n -o FSTYPE -T "$1" 2>/dev/null || stat -f -c %T "$1"; }
+
+# What every results file records, to trace its numbers to the tree.
+commit=$(git rev-parse HEAD 2>/dev/null || echo '?')
+dirty=$(git status --porcelain 2>/dev/null | grep -q . && echo dirty || echo clean)
+record() {
+  echo "# commit: $commit ($dirty tree)"
+  echo "# date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "# kernel: $(uname -sr), $(nproc) CPUs"
+  echo "# folders: $bench_dir ($(fstype "$bench_dir")); disk ${disk_dir:-none}${disk_dir:+ ($(fstype "$disk_dir"))}"
+  echo "# knobs: $(env | grep -E '^BENCH_' | sort | tr '\n' ' ')"
+}
+began=$(date +%s)
+
 # --- the Go benchmarks ------------------------------------------------------
 if [[ ${BENCH_GO:-1} != 0 ]]; then
   say "Go benchmarks (go test -bench; files in $bench_dir)"
-  MULTI_BENCH_DIR=$bench_dir go test -run '^$' -bench . -benchtime "${BENCH_GOTIME:-500ms}" -count 1 \
-    ./nodes ./nodes/pidfile ./internal/cli ./waiter ./multi 2>&1 | tee "$out/gobench.txt" | grep -E '^(Benchmark|ok|FAIL|---)' >&2
+  {
+    record
+    echo "# go test -run '^\$' -bench . -benchtime ${BENCH_GOTIME:-500ms} -count 1 ./nodes ./nodes/pidfile ./internal/cli ./waiter (MULTI_BENCH_DIR=$bench_dir)"
+    echo "# go test -run '^\$' -bench . -benchtime ${BENCH_GOTIME_MULTI:-5x} -count 1 ./multi (MULTI_BENCH_DIR=$bench_dir)"
+  } >"$out/gobench.txt"
+  {
+    MULTI_BENCH_DIR=$bench_dir go test -run '^$' -bench . -benchtime "${BENCH_GOTIME:-500ms}" -count 1 \
+      ./nodes ./nodes/pidfile ./internal/cli ./waiter
+    MULTI_BENCH_DIR=$bench_dir go test -run '^$' -bench . -benchtime "${BENCH_GOTIME_MULTI:-5x}" -count 1 ./multi
+  } 2>&1 | tee -a "$out/gobench.txt" | grep -E '^(Benchmark|ok|FAIL|---)' >&2
 fi
 
 # --- multi and the peers ----------------------------------------------------
-tools=${BENCH_TOOLS:-multi multi-notify start-stop-daemon supervisord celery}
-disk_dir=${BENCH_DISK_DIR-/var/tmp}
-say "multi and its peers (N: ${BENCH_NS:-10 100 500 1000}; rounds: ${BENCH_ROUNDS:-3})"
+tools=${BENCH_TOOLS:-multi multi-notify s6 start-stop-daemon start-stop-daemon-P supervisord celery}
+say "multi and its peers (N: ${BENCH_NS:-1 10 100 500 1000}; disk ${disk_dir:-none}: ${BENCH_DISK_NS:-1 500 1000}; rounds: ${BENCH_ROUNDS:-3})"
 "$out/driver" \
   -multi "$multi" \
-  -n "${BENCH_NS:-10 100 500 1000}" \
+  -n "${BENCH_NS:-1 10 100 500 1000}" \
   -rounds "${BENCH_ROUNDS:-3}" \
   -tools "${tools// /,}" \
   -dir "$bench_dir" \
   -disk-dir "$disk_dir" \
-  -disk-ns "${BENCH_DISK_NS:-1000}" \
+  -disk-ns "${BENCH_DISK_NS:-1 500 1000}" \
+  -par "${BENCH_PAR:-0}" \
   -celery-max "${BENCH_CELERY_MAX:-100}" \
   -celery-rounds "${BENCH_CELERY_ROUNDS:-1}" \
   -cost-n "${BENCH_COST_N:-1000}" \
@@ -114,4 +157,6 @@ driver_pid=$!
 status=0
 wait "$driver_pid" || status=$?
 driver_pid=
+took=$(($(date +%s) - began))
+printf 'make bench: %dm%02ds in all (Go benchmarks and driver), commit %s (%s tree)\n' $((took / 60)) $((took % 60)) "${commit:0:12}" "$dirty" | tee -a "$out/table.md" >&2
 exit "$status"

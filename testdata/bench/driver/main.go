@@ -1,10 +1,11 @@
 //go:build linux
 
-// Command driver runs multi and its peers (start-stop-daemon, supervisord,
-// celery multi) on the same work, interleaved over several rounds, and
-// prints a table: N, tool, start, stopwait, wait overhead, peak RSS. It is
-// the engine of `make bench` (testdata/bench/bench.sh); see
-// docs/benchmarks.md.
+// Command driver runs multi and its peers (s6, start-stop-daemon sequential
+// and in parallel, supervisord, celery multi) on the same work, interleaved
+// over several rounds, on a tmpfs folder and on a disk folder, and prints a
+// table: N, tool, start, stopwait, wait overhead, daemon boot, peak RSS,
+// start against the best peer, and the issue's targets. It is the engine of
+// `make bench` (testdata/bench/bench.sh); see docs/benchmarks.md.
 //
 // It runs as a child subreaper, reaps every process at once, timestamps
 // each node's death through a pidfd, and kills by pid whatever it started
@@ -21,28 +22,31 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
 
 var (
 	flagMulti        = flag.String("multi", "bin/multi", "the multi binary")
-	flagNs           = flag.String("n", "10,100,500,1000", "node counts, comma or space separated")
+	flagNs           = flag.String("n", "1,10,100,500,1000", "node counts, comma or space separated")
 	flagRounds       = flag.Int("rounds", 3, "rounds; each round runs every tool on every N, interleaved")
-	flagTools        = flag.String("tools", "multi,multi-notify,start-stop-daemon,supervisord,celery", "tools to run")
+	flagTools        = flag.String("tools", "multi,multi-notify,s6,start-stop-daemon,start-stop-daemon-P,supervisord,celery", "tools to run")
 	flagDir          = flag.String("dir", "", "folder for the runs' pidfiles and logs (default: /dev/shm if it is a tmpfs, else the temp dir)")
 	flagDiskDir      = flag.String("disk-dir", "", "if set, also run -disk-ns on this (disk) filesystem")
-	flagDiskNs       = flag.String("disk-ns", "1000", "node counts for the disk pass")
-	flagDiskTools    = flag.String("disk-tools", "multi,start-stop-daemon,supervisord", "tools for the disk pass")
+	flagDiskNs       = flag.String("disk-ns", "1,500,1000", "node counts for the disk pass")
+	flagDiskTools    = flag.String("disk-tools", "", "tools for the disk pass (default: -tools without celery)")
 	flagCeleryMax    = flag.Int("celery-max", 100, "largest N for celery multi (each worker is a ~40 MiB Python process)")
 	flagCeleryRounds = flag.Int("celery-rounds", 1, "rounds for celery multi (it sleeps 2s between polls)")
 	flagCostN        = flag.Int("cost-n", 1000, "nodes for the cost pass (nodes that take -cost-delay to stop); 0 skips it")
 	flagCostDelay    = flag.Duration("cost-delay", 10*time.Second, "how long each node of the cost pass takes to stop")
-	flagCostTools    = flag.String("cost-tools", "multi,multi-notify,start-stop-daemon,supervisord", "tools for the cost pass")
+	flagCostTools    = flag.String("cost-tools", "multi,multi-notify,s6,start-stop-daemon,supervisord", "tools for the cost pass")
 	flagAppDir       = flag.String("app", "testdata/bench", "folder of benchapp.py, the broker-less celery app")
 	flagOut          = flag.String("out", "testdata/bench/out", "folder for results.tsv, table.md and bench.png")
 	flagPNG          = flag.String("png", "", "where to write the plot (default OUT/bench.png)")
 	flagSettle       = flag.Duration("settle", 300*time.Millisecond, "pause after start, before stopwait")
+	flagPar          = flag.Int("par", 0, "parallel calls of start-stop-daemon -P and of s6-svc (default: 2 × CPUs)")
+	flagS6Dir        = flag.String("s6-dir", "/dev/shm", "tmpfs folder for s6's scan directories")
 )
 
 func main() {
@@ -100,6 +104,7 @@ func mainErr() (code int) {
 	go func() {
 		s := <-sigs
 		fmt.Fprintf(os.Stderr, "\ndriver: %v: cleaning up\n", s)
+		stopping.Store(true)
 		cleanup()
 		os.Exit(130)
 	}()
@@ -121,12 +126,29 @@ func mainErr() (code int) {
 	appDir, _ := filepath.Abs(*flagAppDir)
 	limits := raiseLimits(maxOf(parseNs(*flagNs)) + maxOf(parseNs(*flagDiskNs)) + *flagCostN)
 
+	par := *flagPar
+	if par <= 0 {
+		par = 2 * numCPU()
+	}
+	// s6's scan directories (its supervision state) are on a tmpfs always;
+	// the nodes' logs go to the folder under test.
+	s6Base, err := os.MkdirTemp(*flagS6Dir, "multi-bench-s6-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "driver:", err)
+		return 1
+	}
+	bases = append(bases, s6Base)
+	if fs := fsType(s6Base); fs != "tmpfs" {
+		fmt.Fprintf(os.Stderr, "driver: warning: s6's scan directories are on %s, not tmpfs\n", fs)
+	}
 	tools := map[string]tool{
-		"multi":             multiTool("multi", multiBin),
-		"multi-notify":      multiTool("multi --wait=notify", multiBin, "--wait=notify"),
-		"start-stop-daemon": ssdTool(),
-		"supervisord":       supervisordTool(),
-		"celery":            celeryTool(appDir, *flagCeleryMax, *flagCeleryRounds),
+		"multi":               multiTool("multi", multiBin),
+		"multi-notify":        multiTool("multi --wait=notify", multiBin, "--wait=notify"),
+		"s6":                  s6Tool(s6Base, par),
+		"start-stop-daemon":   ssdTool(0),
+		"start-stop-daemon-P": ssdTool(par),
+		"supervisord":         supervisordTool(),
+		"celery":              celeryTool(appDir, *flagCeleryMax, *flagCeleryRounds),
 	}
 	pick := func(list string) []tool {
 		var out []tool
@@ -141,8 +163,20 @@ func mainErr() (code int) {
 		return out
 	}
 
+	diskTools := *flagDiskTools
+	if diskTools == "" {
+		var ts []string
+		for _, t := range splitList(*flagTools) {
+			if t != "celery" {
+				ts = append(ts, t)
+			}
+		}
+		diskTools = strings.Join(ts, ",")
+	}
+
 	var rows []row
 	sleep := []string{"/bin/sleep", "300"}
+	began := time.Now()
 	fmt.Fprintf(os.Stderr, "driver: runs in %s (%s)\n", base, fsType(base))
 	rows = append(rows, section("main", base, parseNs(*flagNs), *flagRounds, pick(*flagTools), sleep, false)...)
 	if *flagDiskDir != "" {
@@ -153,7 +187,7 @@ func mainErr() (code int) {
 		}
 		bases = append(bases, disk)
 		fmt.Fprintf(os.Stderr, "driver: disk pass in %s (%s)\n", disk, fsType(disk))
-		rows = append(rows, section("disk", disk, parseNs(*flagDiskNs), *flagRounds, pick(*flagDiskTools), sleep, false)...)
+		rows = append(rows, section("disk", disk, parseNs(*flagDiskNs), *flagRounds, pick(diskTools), sleep, false)...)
 	}
 	if *flagCostN > 0 {
 		slow := []string{self, "slownode", flagCostDelay.String()}
@@ -164,9 +198,11 @@ func mainErr() (code int) {
 		fmt.Fprintln(os.Stderr, "driver:", err)
 		return 1
 	}
-	writeTSV(filepath.Join(*flagOut, "results.tsv"), rows)
+	resolved := fmt.Sprintf("-par=%d -disk-tools=%q", par, diskTools)
+	m := collectMeta(multiBin, base, *flagDiskDir, s6Base, limits, resolved, time.Since(began))
+	writeTSV(filepath.Join(*flagOut, "results.tsv"), rows, m)
 	var md strings.Builder
-	report(&md, rows, limits, base, *flagDiskDir)
+	report(&md, rows, m, *flagDiskDir)
 	os.WriteFile(filepath.Join(*flagOut, "table.md"), []byte(md.String()), 0o644)
 	fmt.Print(md.String())
 	png := *flagPNG
@@ -194,6 +230,7 @@ type row struct {
 	round     int
 	tool      string
 	start     time.Duration
+	boot      time.Duration // a daemon's start-up, not charged to start
 	stopwait  time.Duration
 	overhead  time.Duration // stopwait's return minus the last node's death
 	aliveRet  int           // nodes still alive when stopwait returned
@@ -205,6 +242,10 @@ type row struct {
 	leftovers int     // processes killed after the run
 	err       string
 }
+
+// stopping is set on SIGINT/SIGTERM: no new run may start (and create its
+// folder) while the cleanup removes them.
+var stopping atomic.Bool
 
 // section runs every tool on every N, for each round, rotating the order of
 // the tools from round to round.
@@ -218,6 +259,9 @@ func section(name, base string, ns []int, rounds int, tools []tool, node []strin
 				if (t.maxN > 0 && n > t.maxN) || (t.rounds > 0 && round > t.rounds) {
 					continue
 				}
+				if stopping.Load() {
+					return rows
+				}
 				dir := filepath.Join(base, fmt.Sprintf("%s-%s-n%d-r%d", name, slug(t.name), n, round))
 				r := measure(t, &job{n: n, dir: dir, node: node, slow: slow})
 				r.section, r.fs, r.round = name, fs, round
@@ -226,13 +270,16 @@ func section(name, base string, ns []int, rounds int, tools []tool, node []strin
 				if r.err != "" {
 					status = "ERROR " + r.err
 				}
-				fmt.Fprintf(os.Stderr, "%-5s r%d N=%-5d %-22s start %8.3fs  stopwait %8.3fs  overhead %9.3fms  rss %6.1fMiB  busy %3.0f%%  %s\n",
-					name, round, n, t.name, r.start.Seconds(), r.stopwait.Seconds(), ms(r.overhead), float64(r.rss)/1024, 100*r.busy, status)
+				fmt.Fprintf(os.Stderr, "%-5s r%d N=%-5d %-22s start %8.3fs  stopwait %8.3fs  overhead %9.3fms  boot %6.3fs  rss %6.1fMiB  busy %3.0f%%  %s\n",
+					name, round, n, t.name, r.start.Seconds(), r.stopwait.Seconds(), ms(r.overhead), r.boot.Seconds(), float64(r.rss)/1024, 100*r.busy, status)
 			}
 		}
 	}
 	return rows
 }
+
+// deathSlack: see measure.
+const deathSlack = 5 * time.Millisecond
 
 func measure(t tool, j *job) (r row) {
 	r.n, r.tool = j.n, t.name
@@ -260,7 +307,7 @@ func measure(t tool, j *job) (r row) {
 		r.err = "start: " + err.Error()
 		return r
 	}
-	r.start, r.rss, r.startCPU = s.wall, s.rss, s.cpu
+	r.start, r.boot, r.rss, r.startCPU = s.wall, s.boot, s.rss, s.cpu
 	nodes := map[int]bool{}
 	for _, pid := range s.pids {
 		nodes[pid] = true
@@ -297,7 +344,11 @@ func measure(t tool, j *job) (r row) {
 		return r
 	}
 	r.overhead = st.end.Sub(last)
-	r.aliveRet = w.aliveAt(st.end)
+	// Deaths are stamped by a thread that a busy machine can deschedule
+	// for a few ms, so a node seen dead up to deathSlack after the tool's
+	// return is taken as dead by then (the overhead column shows the
+	// negative value); a tool that returns earlier than that is flagged.
+	r.aliveRet = w.aliveAt(st.end.Add(deathSlack))
 	if r.aliveRet > 0 {
 		r.err = fmt.Sprintf("stopwait returned with %d nodes alive", r.aliveRet)
 	}

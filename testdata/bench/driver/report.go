@@ -59,12 +59,17 @@ func median(ds []time.Duration) time.Duration {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-func writeTSV(path string, rows []row) {
+// writeTSV writes every run, one a line, after the run's record (lines
+// starting with "#").
+func writeTSV(path string, rows []row, m meta) {
 	var b strings.Builder
-	b.WriteString("section\tfs\tn\tround\ttool\tstart_s\tstopwait_s\toverhead_ms\trss_kib\tstart_cpu_s\tstop_cpu_s\thelpers\tbusy\terror\n")
+	for _, l := range m.lines() {
+		b.WriteString("# " + l + "\n")
+	}
+	b.WriteString("section\tfs\tn\tround\ttool\tstart_s\tboot_s\tstopwait_s\toverhead_ms\trss_kib\tstart_cpu_s\tstop_cpu_s\thelpers\tbusy\terror\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%s\t%s\t%d\t%d\t%s\t%.6f\t%.6f\t%.3f\t%d\t%.3f\t%.3f\t%d\t%.2f\t%s\n",
-			r.section, r.fs, r.n, r.round, r.tool, r.start.Seconds(), r.stopwait.Seconds(), ms(r.overhead),
+		fmt.Fprintf(&b, "%s\t%s\t%d\t%d\t%s\t%.6f\t%.6f\t%.6f\t%.3f\t%d\t%.3f\t%.3f\t%d\t%.2f\t%s\n",
+			r.section, r.fs, r.n, r.round, r.tool, r.start.Seconds(), r.boot.Seconds(), r.stopwait.Seconds(), ms(r.overhead),
 			r.rss, r.startCPU.Seconds(), r.stopCPU.Seconds(), r.helpers, r.busy, r.err)
 	}
 	os.WriteFile(path, []byte(b.String()), 0o644)
@@ -75,6 +80,7 @@ type cell struct {
 	section, fs, tool         string
 	n, rounds, errs           int
 	start, stopwait, overhead time.Duration // medians
+	boot                      time.Duration // median
 	overheadMin, overheadMax  time.Duration
 	startMin, startMax        time.Duration
 	rss                       int64 // max
@@ -99,7 +105,7 @@ func summarize(rows []row) []cell {
 	}
 	sectionRank := map[string]int{"main": 0, "disk": 1, "cost": 2}
 	rank := func(t string) int {
-		return map[string]int{"multi": 0, "multi --wait=notify": 1, "start-stop-daemon": 2, "supervisord": 3, "celery multi": 4}[t]
+		return map[string]int{"multi": 0, "multi --wait=notify": 1, "s6": 2, "start-stop-daemon -P": 3, "start-stop-daemon": 4, "supervisord": 5, "celery multi": 6}[t]
 	}
 	sort.SliceStable(order, func(i, j int) bool {
 		a, b := order[i], order[j]
@@ -114,7 +120,7 @@ func summarize(rows []row) []cell {
 	var out []cell
 	for _, k := range order {
 		c := cell{section: k.section, tool: k.tool, n: k.n, overheadMin: math.MaxInt64, startMin: math.MaxInt64}
-		var starts, stops, overs, cpus []time.Duration
+		var starts, stops, overs, cpus, boots []time.Duration
 		for _, r := range groups[k] {
 			c.fs = r.fs
 			c.busy = max(c.busy, r.busy)
@@ -127,28 +133,30 @@ func summarize(rows []row) []cell {
 			stops = append(stops, r.stopwait)
 			overs = append(overs, r.overhead)
 			cpus = append(cpus, r.stopCPU)
+			boots = append(boots, r.boot)
 			c.rss = max(c.rss, r.rss)
 			c.helpers = max(c.helpers, r.helpers)
 			c.overheadMin, c.overheadMax = min(c.overheadMin, r.overhead), max(c.overheadMax, r.overhead)
 			c.startMin, c.startMax = min(c.startMin, r.start), max(c.startMax, r.start)
 		}
-		c.start, c.stopwait, c.overhead, c.stopCPU = median(starts), median(stops), median(overs), median(cpus)
+		c.start, c.stopwait, c.overhead, c.stopCPU, c.boot = median(starts), median(stops), median(overs), median(cpus), median(boots)
 		out = append(out, c)
 	}
 	return out
 }
 
-func report(w io.Writer, rows []row, limits, base, diskDir string) {
+// bestPeers are the peers "start ÷ best peer" compares with: the fastest
+// start among them in the same run, N and folder.
+var bestPeers = map[string]bool{"s6": true, "start-stop-daemon -P": true}
+
+func report(w io.Writer, rows []row, m meta, diskDir string) {
 	cells := summarize(rows)
-	host, _ := os.Hostname()
-	fmt.Fprintf(w, "## multi and its peers, %s\n\n", time.Now().Format("2006-01-02 15:04"))
-	fmt.Fprintf(w, "Machine: %s, %d CPUs, %s. Limits: %s.\n\n", host, numCPU(), kernel(), limits)
-	ssd := map[[2]string]time.Duration{}
-	for _, c := range cells {
-		if c.tool == "start-stop-daemon" {
-			ssd[[2]string{c.section, strconv.Itoa(c.n)}] = c.start
-		}
+	fmt.Fprintf(w, "## multi and its peers, %s\n\n", m.date.Format("2006-01-02 15:04 MST"))
+	for _, l := range m.lines() {
+		fmt.Fprintf(w, "- %s\n", l)
 	}
+	fmt.Fprintln(w)
+	best := bestPeerStarts(cells)
 	for _, sec := range []string{"main", "disk"} {
 		var cs []cell
 		for _, c := range cells {
@@ -164,11 +172,11 @@ func report(w io.Writer, rows []row, limits, base, diskDir string) {
 		} else {
 			fmt.Fprintf(w, "### the same on a disk filesystem (%s, %s)\n\n", diskDir, cs[0].fs)
 		}
-		fmt.Fprintln(w, "| N | tool | rounds | start (s) | per node (ms) | start ÷ ssd | stopwait (s) | wait overhead (ms) | overhead min–max (ms) | peak RSS (MiB) | helpers |")
-		fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		fmt.Fprintln(w, "| N | tool | rounds | start (s) | per node (ms) | start ÷ best peer | stopwait (s) | wait overhead (ms) | overhead min–max (ms) | boot (s) | peak RSS (MiB) | helpers |")
+		fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, c := range cs {
 			ratio := "–"
-			if s := ssd[[2]string{c.section, strconv.Itoa(c.n)}]; s > 0 && c.rounds > 0 {
+			if s := best[bestKey(c)]; s > 0 && c.rounds > 0 {
 				ratio = fmt.Sprintf("%.2f", float64(c.start)/float64(s))
 			}
 			rounds := strconv.Itoa(c.rounds)
@@ -176,12 +184,16 @@ func report(w io.Writer, rows []row, limits, base, diskDir string) {
 				rounds += fmt.Sprintf(" (+%d failed)", c.errs)
 			}
 			if c.rounds == 0 {
-				fmt.Fprintf(w, "| %d | %s | %s | – | – | – | – | – | – | – | – |\n", c.n, c.tool, rounds)
+				fmt.Fprintf(w, "| %d | %s | %s | – | – | – | – | – | – | – | – | – |\n", c.n, c.tool, rounds)
 				continue
 			}
-			fmt.Fprintf(w, "| %d | %s | %s | %.3f | %.2f | %s | %.3f | %s | %s–%s | %.1f | %d |\n",
+			boot := "–"
+			if c.boot > 0 {
+				boot = fmt.Sprintf("%.3f", c.boot.Seconds())
+			}
+			fmt.Fprintf(w, "| %d | %s | %s | %.3f | %.2f | %s | %.3f | %s | %s–%s | %s | %.1f | %d |\n",
 				c.n, c.tool, rounds, c.start.Seconds(), ms(c.start)/float64(c.n), ratio, c.stopwait.Seconds(),
-				fmtMs(c.overhead), fmtMs(c.overheadMin), fmtMs(c.overheadMax), float64(c.rss)/1024, c.helpers)
+				fmtMs(c.overhead), fmtMs(c.overheadMin), fmtMs(c.overheadMax), boot, float64(c.rss)/1024, c.helpers)
 		}
 		fmt.Fprintln(w)
 	}
@@ -205,6 +217,7 @@ func report(w io.Writer, rows []row, limits, base, diskDir string) {
 		}
 		fmt.Fprintln(w)
 	}
+	targets(w, cells, best)
 	var errs []string
 	for _, r := range rows {
 		if r.err != "" {
@@ -221,6 +234,114 @@ func report(w io.Writer, rows []row, limits, base, diskDir string) {
 	if busy > 0.2 {
 		fmt.Fprintf(w, "Warning: the machine was up to %.0f%% busy just before some runs: other work was running.\n\n", 100*busy)
 	}
+}
+
+type cellKey struct {
+	section string
+	n       int
+}
+
+func bestKey(c cell) cellKey { return cellKey{c.section, c.n} }
+
+// bestPeerStarts is, per section and N, the fastest median start among the
+// best peers.
+func bestPeerStarts(cells []cell) map[cellKey]time.Duration {
+	best := map[cellKey]time.Duration{}
+	for _, c := range cells {
+		if !bestPeers[c.tool] || c.rounds == 0 {
+			continue
+		}
+		if b, ok := best[bestKey(c)]; !ok || c.start < b {
+			best[bestKey(c)] = c.start
+		}
+	}
+	return best
+}
+
+// targets prints issue 15's targets, each with the value this run measured
+// and whether it was met.
+func targets(w io.Writer, cells []cell, best map[cellKey]time.Duration) {
+	find := func(section, tool string, n int) (cell, bool) {
+		for _, c := range cells {
+			if c.section == section && c.tool == tool && c.n == n && c.rounds > 0 {
+				return c, true
+			}
+		}
+		return cell{}, false
+	}
+	folder := map[string]string{"main": "tmpfs", "disk": "disk"}
+	for _, c := range cells {
+		if c.section == "disk" {
+			folder["disk"] = c.fs
+			break
+		}
+	}
+	fmt.Fprintln(w, "### targets (issue 15), from this run")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| target | measured | met? |")
+	fmt.Fprintln(w, "|---|---:|---|")
+	line := func(target, measured string, ok, have bool) {
+		verdict := "not measured"
+		if have {
+			verdict = map[bool]string{true: "met", false: "**not met**"}[ok]
+		}
+		fmt.Fprintf(w, "| %s | %s | %s |\n", target, measured, verdict)
+	}
+	for _, t := range []struct {
+		section string
+		limit   time.Duration
+	}{{"main", 800 * time.Millisecond}, {"disk", 1200 * time.Millisecond}} {
+		c, ok := find(t.section, "multi", 1000)
+		line(fmt.Sprintf("start of 1000, %s, ≤ %.1f s", folder[t.section], t.limit.Seconds()),
+			fmt.Sprintf("%.3f s", c.start.Seconds()), c.start <= t.limit, ok)
+		b := best[cellKey{t.section, 1000}]
+		r := 0.0
+		if b > 0 {
+			r = float64(c.start) / float64(b)
+		}
+		line(fmt.Sprintf("start of 1000, %s, ≤ 0.6 × best peer (%.3f s)", folder[t.section], b.Seconds()),
+			fmt.Sprintf("%.2f ×", r), r <= 0.6, ok && b > 0)
+	}
+	for _, tool := range []string{"multi", "multi --wait=notify"} {
+		c, ok := find("main", tool, 1000)
+		line(fmt.Sprintf("stopwait of 1000, tmpfs, ≤ 0.12 s (%s)", tool), fmt.Sprintf("%.3f s", c.stopwait.Seconds()),
+			c.stopwait <= 120*time.Millisecond, ok)
+	}
+	for _, sec := range []string{"main", "disk"} {
+		for _, tool := range []string{"multi", "multi --wait=notify"} {
+			for _, t := range []struct {
+				n     int
+				limit time.Duration
+			}{{1, time.Millisecond}, {1000, 5 * time.Millisecond}} {
+				c, ok := find(sec, tool, t.n)
+				line(fmt.Sprintf("wait overhead, N=%d, %s, ≤ %s ms (%s)", t.n, folder[sec], fmtMs(t.limit), tool),
+					fmt.Sprintf("%s ms (%s–%s)", fmtMs(c.overhead), fmtMs(c.overheadMin), fmtMs(c.overheadMax)), c.overhead <= t.limit, ok)
+			}
+		}
+	}
+	for _, tool := range []string{"multi", "multi --wait=notify"} {
+		var c cell
+		ok := false
+		for _, x := range cells {
+			if x.section == "cost" && x.tool == tool && x.rounds > 0 {
+				c, ok = x, true
+			}
+		}
+		pct := 0.0
+		if ok && c.stopwait > 0 {
+			pct = 100 * c.stopCPU.Seconds() / c.stopwait.Seconds()
+		}
+		line(fmt.Sprintf("CPU while waiting on %d slow nodes ≤ 1%% of a core (%s)", c.n, tool),
+			fmt.Sprintf("%.2f %%", pct), pct <= 1, ok)
+	}
+	for _, sec := range []string{"main", "disk"} {
+		for _, tool := range []string{"multi", "multi --wait=notify"} {
+			c, ok := find(sec, tool, 1000)
+			line(fmt.Sprintf("peak RSS at 1000, %s, ≤ 15 MiB (%s)", folder[sec], tool),
+				fmt.Sprintf("%.1f MiB", float64(c.rss)/1024), c.rss <= 15*1024, ok)
+		}
+	}
+	fmt.Fprintln(w)
 }
 
 func fmtMs(d time.Duration) string {
