@@ -10,7 +10,7 @@
 # Knobs (environment):
 #   BENCH_NS="1 10 100 500 1000" node counts (add 2000 5000 for the scale run)
 #   BENCH_ROUNDS=3               rounds (each runs every tool on every N)
-#   BENCH_TOOLS="multi multi-notify s6 start-stop-daemon start-stop-daemon-P supervisord celery"
+#   BENCH_TOOLS="multi multi-settle0 multi-notify s6 start-stop-daemon start-stop-daemon-P supervisord celery"
 #                                (start-stop-daemon-P: xargs -P 2×CPUs; s6: s6-svscan + s6-svlisten)
 #   BENCH_DIR=                   where the runs' files go (default /dev/shm, a tmpfs)
 #   BENCH_DISK_DIR=              a disk filesystem for a second pass with every tool
@@ -135,7 +135,7 @@ if [[ ${BENCH_GO:-1} != 0 ]]; then
 fi
 
 # --- multi and the peers ----------------------------------------------------
-tools=${BENCH_TOOLS:-multi multi-notify s6 start-stop-daemon start-stop-daemon-P supervisord celery}
+tools=${BENCH_TOOLS:-multi multi-settle0 multi-notify s6 start-stop-daemon start-stop-daemon-P supervisord celery}
 say "multi and its peers (N: ${BENCH_NS:-1 10 100 500 1000}; disk ${disk_dir:-none}: ${BENCH_DISK_NS:-1 500 1000}; rounds: ${BENCH_ROUNDS:-3})"
 "$out/driver" \
   -multi "$multi" \

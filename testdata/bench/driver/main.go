@@ -31,7 +31,7 @@ var (
 	flagMulti        = flag.String("multi", "bin/multi", "the multi binary")
 	flagNs           = flag.String("n", "1,10,100,500,1000", "node counts, comma or space separated")
 	flagRounds       = flag.Int("rounds", 3, "rounds; each round runs every tool on every N, interleaved")
-	flagTools        = flag.String("tools", "multi,multi-notify,s6,start-stop-daemon,start-stop-daemon-P,supervisord,celery", "tools to run")
+	flagTools        = flag.String("tools", "multi,multi-settle0,multi-notify,s6,start-stop-daemon,start-stop-daemon-P,supervisord,celery", "tools to run")
 	flagDir          = flag.String("dir", "", "folder for the runs' pidfiles and logs (default: /dev/shm if it is a tmpfs, else the temp dir)")
 	flagDiskDir      = flag.String("disk-dir", "", "if set, also run -disk-ns on this (disk) filesystem")
 	flagDiskNs       = flag.String("disk-ns", "1,500,1000", "node counts for the disk pass")
@@ -142,8 +142,9 @@ func mainErr() (code int) {
 		fmt.Fprintf(os.Stderr, "driver: warning: s6's scan directories are on %s, not tmpfs\n", fs)
 	}
 	tools := map[string]tool{
-		"multi":               multiTool("multi", multiBin),
-		"multi-notify":        multiTool("multi --wait=notify", multiBin, "--wait=notify"),
+		"multi":               multiTool("multi", multiBin, nil, nil),
+		"multi-settle0":       multiTool("multi --settle=0", multiBin, []string{"--settle=0"}, nil),
+		"multi-notify":        multiTool("multi --wait=notify", multiBin, nil, []string{"--wait=notify"}),
 		"s6":                  s6Tool(s6Base, par),
 		"start-stop-daemon":   ssdTool(0),
 		"start-stop-daemon-P": ssdTool(par),

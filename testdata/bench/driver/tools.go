@@ -118,12 +118,13 @@ func confirmedWall(begin, returned, confirmed time.Time, firstTry bool) time.Dur
 }
 
 // multiTool is multi: `multi start N -- CMD`, then `multi stopwait`.
-func multiTool(name, bin string, stopFlags ...string) tool {
+func multiTool(name, bin string, startFlags, stopFlags []string) tool {
 	env := func(r *job) []string { return append(os.Environ(), "MULTI_RUNDIR="+r.dir) }
 	return tool{
 		name: name,
 		start: func(r *job) (*started, error) {
-			argv := append([]string{bin, "start", strconv.Itoa(r.n), "--"}, r.node...)
+			argv := append(append([]string{bin, "start"}, startFlags...), strconv.Itoa(r.n), "--")
+			argv = append(argv, r.node...)
 			e, wall, _, err := run(argv, spawnOpts{env: env(r), capture: true, sample: true})
 			if err != nil {
 				return nil, err
