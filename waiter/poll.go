@@ -43,10 +43,11 @@ func (p Poll) wait(ctx context.Context, r *run) error {
 	// without a pidfd.
 	ctx, cancel := context.WithCancel(ctx)
 	wake := make(chan int, len(r.targets))
-	stopPidfds := watchPidfds(ctx, r.wakePIDs(), wake)
+	w := newPidfdWatcher(ctx, wake, DescriptorBudget())
+	r.watchPidfds(w)
 	defer func() {
 		cancel() // first: no watcher may stay blocked sending a wake-up
-		stopPidfds()
+		w.stop()
 	}()
 	d := p.next(0)
 	timer := time.NewTimer(d)

@@ -36,6 +36,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
@@ -53,6 +54,12 @@ type Target struct {
 	// lock on it before), which WaitAll tests instead of opening Path: see
 	// WaitAll for who closes it.
 	Handle *pidfile.Handle
+	// Pidfd, if not nil, is a pidfd (Linux) of the process PID, opened
+	// with PIDFD_NONBLOCK: the one a caller pinned PID with to signal it.
+	// The waiter takes it over as it does Handle, and watches it for the
+	// exit instead of opening a pidfd of its own; it never signals
+	// through it.
+	Pidfd *os.File
 }
 
 // A Strategy decides how to wait. [Poll] and [Notify] are the two there are.
@@ -60,6 +67,8 @@ type Strategy interface {
 	wait(ctx context.Context, r *run) error
 	// fdsPerTarget is how many descriptors a kept target costs.
 	fdsPerTarget() int
+	// eachConfig is how [WaitEach] waits with it.
+	eachConfig() eachConfig
 }
 
 // Default is the strategy used when none is given: [Poll] with its defaults.
@@ -99,16 +108,25 @@ func WaitAll(ctx context.Context, targets []Target, s Strategy, done func(Target
 		if t.Handle != nil {
 			given++
 		}
+		if t.Pidfd != nil {
+			given++
+		}
 	}
 	r := &run{targets: targets, hs: make([]*pidfile.Handle, len(targets)), over: make([]bool, len(targets)),
-		pids: make([]int, len(targets)), done: done, keep: (DescriptorBudget() + given) / s.fdsPerTarget()}
+		pids: make([]int, len(targets)), given: make([]*os.File, len(targets)), done: done,
+		keep: (DescriptorBudget() + given) / s.fdsPerTarget()}
 	defer r.closeAll()
 	for i, t := range targets {
 		r.pids[i] = t.PID
+		r.given[i] = t.Pidfd
 		if r.kept >= r.keep {
 			// No descriptor to keep for it: opened at each test.
 			if t.Handle != nil {
 				t.Handle.Close()
+			}
+			if t.Pidfd != nil {
+				t.Pidfd.Close()
+				r.given[i] = nil
 			}
 			r.pending++
 			continue
@@ -156,6 +174,9 @@ type run struct {
 	hs      []*pidfile.Handle
 	over    []bool
 	pids    []int // the holder each target waits for, where known
+	// given holds the pidfds the targets came with, until watched.
+	given   []*os.File
+	w       *pidfdWatcher // nil until the wait watches pidfds
 	pending int
 	done    func(Target, error)
 	// keep bounds how many pidfiles stay open between tests (kept).
@@ -209,33 +230,29 @@ func (r *run) probe(i int) {
 	r.finish(i, err, h)
 }
 
-// keptPIDs returns the holder pids of the targets with a kept descriptor,
-// zero for the others: a wake-up descriptor (pidfd) costs one more each.
-func (r *run) keptPIDs() []int {
-	pids := make([]int, len(r.pids))
-	for i, h := range r.hs {
-		if h != nil {
-			pids[i] = r.pids[i]
+// watchPidfds watches, through w, the holder of each pending target with
+// a kept descriptor: through the pidfd it came with, or one opened while
+// budget (descriptors) lasts. It reports whether every pending target is
+// watched.
+func (r *run) watchPidfds(w *pidfdWatcher) (all bool) {
+	r.w = w
+	all = true
+	for i := range r.targets {
+		if !r.over[i] && !r.watch(i, r.hs[i] != nil) {
+			all = false
 		}
 	}
-	return pids
+	return all
 }
 
-// wakePIDs is keptPIDs for the targets still pending, as many as the
-// descriptors left allow (a pidfd each): the others are left to the rounds.
-func (r *run) wakePIDs() []int {
-	pids := r.keptPIDs()
-	budget := DescriptorBudget()
-	for i, pid := range pids {
-		switch {
-		case pid == 0:
-		case r.over[i] || budget <= 0:
-			pids[i] = 0
-		default:
-			budget--
-		}
+// watch watches target i's holder through the pidfd it came with or, with
+// open, one opened for it, and reports whether it does.
+func (r *run) watch(i int, open bool) bool {
+	if f := r.given[i]; f != nil {
+		r.given[i] = nil
+		return r.w.adopt(i, f)
 	}
-	return pids
+	return open && r.w.add(i, r.pids[i])
 }
 
 // round probes every pending target.
@@ -249,6 +266,13 @@ func (r *run) round() {
 // its lock was last tested on), and then closes h.
 func (r *run) finish(i int, err error, h *pidfile.Handle) {
 	r.over[i] = true
+	if r.w != nil {
+		r.w.drop(i)
+	}
+	if f := r.given[i]; f != nil {
+		f.Close()
+		r.given[i] = nil
+	}
 	if r.done != nil {
 		t := r.targets[i]
 		t.Handle = h
@@ -264,6 +288,12 @@ func (r *run) closeAll() {
 		if h != nil {
 			h.Close()
 			r.hs[i] = nil
+		}
+	}
+	for i, f := range r.given {
+		if f != nil {
+			f.Close()
+			r.given[i] = nil
 		}
 	}
 	r.kept = 0
