@@ -47,7 +47,7 @@ func isStopSignal(sig syscall.Signal) bool {
 // After a signal that ends a process (see [contFollows]) SIGCONT goes the
 // same way, as systemd sends it, so that a stopped node gets the signal.
 func signalNode(path string, expect int, sig syscall.Signal, group bool) (pidfile.Info, error) {
-	info, h, _, err := signalKeep(path, expect, sig, group, false, false)
+	info, h, _, err := signalKeep(path, expect, sig, group, false, nil, false)
 	if h != nil {
 		h.Close()
 	}
@@ -57,14 +57,15 @@ func signalNode(path string, expect int, sig syscall.Signal, group bool) (pidfil
 // signalKeep is signalNode that also returns the handle it tested the lock
 // on, still open (nil if none is), so that the caller can wait on the same
 // file and remove it without opening it again; the caller closes it. With
-// rw the pidfile is opened for writing too ([pidfile.OpenToRemove]). With
-// pin it also returns, open, the pidfd (Linux, opened PIDFD_NONBLOCK) that
-// pinned the process it signalled, for the wait to watch; nil if there is
-// none. The caller closes it.
-func signalKeep(path string, expect int, sig syscall.Signal, group, rw, pin bool) (info pidfile.Info, h *pidfile.Handle, pidfd *os.File, err error) {
+// rw the pidfile is opened for writing too ([pidfile.OpenToRemove]), in
+// its folder as dirs has it open (nil: reached for this pidfile alone).
+// With pin it also returns, open, the pidfd (Linux, opened PIDFD_NONBLOCK)
+// that pinned the process it signalled, for the wait to watch; nil if
+// there is none. The caller closes it.
+func signalKeep(path string, expect int, sig syscall.Signal, group, rw bool, dirs *pidfile.Folders, pin bool) (info pidfile.Info, h *pidfile.Handle, pidfd *os.File, err error) {
 	open := pidfile.Open
 	if rw {
-		open = pidfile.OpenToRemove
+		open = dirs.OpenToRemove
 	}
 	info = pidfile.Info{Path: path}
 	h, err = open(path)

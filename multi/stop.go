@@ -21,11 +21,13 @@ import (
 func (c *Cluster) Stop(ctx context.Context) ([]Result, error) {
 	results := c.results()
 	sig := c.signal()
+	dirs := pidfile.NewFolders()
+	defer dirs.Close()
 	for i := range results {
 		r := &results[i]
 		if err := ctx.Err(); err != nil {
 			r.fail("stop", err)
-		} else if ok, _, _ := c.signalOne(r, "stop", sig, false); ok {
+		} else if ok, _, _ := c.signalOne(r, "stop", sig, dirs, false); ok {
 			r.Msg = fmt.Sprintf("sent %s (pid %d)", SignalName(sig), r.PID)
 			r.Outcome = Signalled
 		}
@@ -77,6 +79,10 @@ func (c *Cluster) stopWait(ctx context.Context, results []Result, o stopOpts) {
 		return // a node twice would be waited for under one path
 	}
 	s := &stopWaiter{c: c, stopOpts: o, byPath: map[string]*Result{}, released: map[string]bool{}}
+	// Each folder of pidfiles is reached once; every pidfile in it is
+	// opened, tested and removed relative to it.
+	s.dirs = pidfile.NewFolders()
+	defer s.dirs.Close()
 	// Each pidfile is opened once, by its signal, and the same handle is
 	// waited on and removed through, as long as the descriptors last (half
 	// the budget: the waiter adds a pidfd to each); beyond, the waiter and
@@ -177,6 +183,8 @@ type stopWaiter struct {
 	released map[string]bool
 	// keep is how many more pidfiles may stay open from signal to removal.
 	keep int
+	// dirs has the pidfiles' folders open.
+	dirs *pidfile.Folders
 }
 
 // signal sends the first signal to r's node, and reports whether it did
@@ -191,7 +199,7 @@ func (s *stopWaiter) signal(ctx context.Context, r *Result) (bool, *pidfile.Hand
 		r.fail(s.op, fmt.Errorf("%w (%s)", ErrStopSignal, SignalName(s.sig)))
 		return false, nil, nil
 	}
-	ok, h, pidfd := s.c.signalOne(r, s.op, s.sig, s.keep > 0)
+	ok, h, pidfd := s.c.signalOne(r, s.op, s.sig, s.dirs, s.keep > 0)
 	if h != nil {
 		s.keep--
 	}
@@ -282,10 +290,12 @@ func (s *stopWaiter) giveUp(err error) {
 // removed, through the same open file), or a failure. With keep, the
 // pidfile's handle it signalled through is returned open (opened for
 // writing where it may be, see [pidfile.OpenToRemove]) for the caller to
-// wait on, remove through and close.
-func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal, keep bool) (bool, *pidfile.Handle, *os.File) {
+// wait on, remove through and close, with the pidfd that pinned the
+// holder (Linux). The pidfile is opened in its folder as dirs has it open
+// (nil: reached for it alone).
+func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal, dirs *pidfile.Folders, keep bool) (bool, *pidfile.Handle, *os.File) {
 	c.untagRun(r.Node.Name, op, sig) // before the signal: see runTagExt
-	info, h, pidfd, err := signalKeep(r.Node.PidFile, 0, sig, c.Group, true, keep)
+	info, h, pidfd, err := signalKeep(r.Node.PidFile, 0, sig, c.Group, true, dirs, keep)
 	if h != nil && (err != nil || !keep) {
 		defer h.Close()
 	}

@@ -44,7 +44,7 @@ func signalNode(path string, expect int, sig syscall.Signal, group bool) (pidfil
 	return pidfile.Info{Path: path}, errors.ErrUnsupported
 }
 
-func signalKeep(path string, expect int, sig syscall.Signal, group, rw, pin bool) (pidfile.Info, *pidfile.Handle, *os.File, error) {
+func signalKeep(path string, expect int, sig syscall.Signal, group, rw bool, dirs *pidfile.Folders, pin bool) (pidfile.Info, *pidfile.Handle, *os.File, error) {
 	return pidfile.Info{Path: path}, nil, nil, errors.ErrUnsupported
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -118,6 +119,10 @@ type Handle struct {
 	// rw: opened for writing too ([OpenToRemove]), which the brief OFD
 	// write lock of [Handle.RemoveIfStale] needs.
 	rw bool
+	// dir, if not nil, is the folder it was opened in ([Folders]), where
+	// its name is checked and unlinked; without it the folder is reached
+	// again from / for that.
+	dir *sharedFolder
 }
 
 // Open opens the pidfile at path for lock tests. The error wraps
@@ -171,6 +176,9 @@ func (h *Handle) Holder() (State, int, error) {
 // SameFile reports whether the path still names the file the handle has
 // open.
 func (h *Handle) SameFile() bool {
+	if h.dir != nil {
+		return h.dir.d.SameFile(filepath.Base(h.path), h.f)
+	}
 	a, err := h.f.Stat()
 	if err != nil {
 		return false
@@ -195,5 +203,10 @@ func (h *Handle) ReadPID() (int, error) {
 func (h *Handle) Close() error {
 	unlock := lockPath(h.path)
 	defer unlock()
-	return h.f.Close()
+	err := h.f.Close()
+	if h.dir != nil {
+		h.dir.unref()
+		h.dir = nil
+	}
+	return err
 }

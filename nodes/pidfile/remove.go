@@ -83,7 +83,11 @@ func (h *Handle) RemoveIfStale() error {
 		err := briefLock(h.f)
 		if err == nil {
 			testHoldLock()
-			err = unlinkSame(h.f, h.path)
+			if h.dir != nil {
+				err = unlinkSameIn(h.dir.d, h.f, h.path)
+			} else {
+				err = unlinkSame(h.f, h.path)
+			}
 			if uerr := briefUnlock(h.f); err == nil && uerr != nil {
 				err = fmt.Errorf("pidfile %s: unlock: %w", h.path, uerr)
 			}
@@ -139,6 +143,12 @@ func unlinkSame(f *os.File, path string) error {
 		return nil
 	}
 	defer d.Close()
+	return unlinkSameIn(d, f, path)
+}
+
+// unlinkSameIn unlinks path's name in d, the folder path is in, if it
+// names f: the same-inode check and the unlink both relative to d.
+func unlinkSameIn(d *safefs.Folder, f *os.File, path string) error {
 	if name := filepath.Base(path); d.SameFile(name, f) {
 		if err := d.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("pidfile %s: %w", path, safefs.BareErr(err))
