@@ -23,8 +23,8 @@ const pidfdSignalProcessGroup = 1 << 2
 // the open is the pinned process or the signal goes nowhere. It reports
 // false when the holder changed, so that the caller looks again. With
 // cont, SIGCONT follows sig the same way. If pin is not nil and p was
-// signalled through the pidfd, *pin gets the pidfd, open (PIDFD_NONBLOCK,
-// for Go's poller), for the caller to watch p's exit on or signal p again.
+// signalled through the pidfd, *pin gets the pidfd, open, for the caller
+// to watch p's exit on or signal p again.
 //
 // With group it signals the process group the pinned holder leads
 // (PIDFD_SIGNAL_PROCESS_GROUP), once it has checked that the holder leads
@@ -33,12 +33,7 @@ const pidfdSignalProcessGroup = 1 << 2
 // before.
 func sendPinned(h *pidfile.Handle, p safePID, sig syscall.Signal, cont, group bool, pin **os.File) (bool, error) {
 	pid := int(p)
-	pfd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
-	nonblock := err == nil
-	if err == unix.EINVAL {
-		// PIDFD_NONBLOCK is Linux 5.10: pin without it, keep none.
-		pfd, err = unix.PidfdOpen(pid, 0)
-	}
+	pfd, err := unix.PidfdOpen(pid, 0)
 	switch err {
 	case nil:
 	case unix.ESRCH:
@@ -66,7 +61,7 @@ func sendPinned(h *pidfile.Handle, p safePID, sig syscall.Signal, cont, group bo
 	if err := sendOnPidfd(pfd, p, sig, cont, group); err != nil {
 		return true, err
 	}
-	if pin != nil && nonblock {
+	if pin != nil {
 		*pin, kept = os.NewFile(uintptr(pfd), "pidfd"), true
 	}
 	return true, nil
@@ -75,16 +70,7 @@ func sendPinned(h *pidfile.Handle, p safePID, sig syscall.Signal, cont, group bo
 // signalPidfd sends sig to p through f, a pidfd that pinned p, as
 // sendPinned does once the lock is seen held by p.
 func signalPidfd(f *os.File, p safePID, sig syscall.Signal, cont, group bool) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	// Control, not Fd: Fd would make the pidfd blocking, and a wait may
-	// still poll it.
-	if cerr := rc.Control(func(fd uintptr) { err = sendOnPidfd(int(fd), p, sig, cont, group) }); cerr != nil {
-		return cerr
-	}
-	return err
+	return sendOnPidfd(int(f.Fd()), p, sig, cont, group)
 }
 
 // sendOnPidfd signals p, pinned by pfd, and with group the process group

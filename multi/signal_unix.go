@@ -59,8 +59,8 @@ func signalNode(path string, expect int, sig syscall.Signal, group bool) (pidfil
 // file and remove it without opening it again; the caller closes it. With
 // rw the pidfile is opened for writing too ([pidfile.OpenToRemove]), in
 // its folder as dirs has it open (nil: reached for this pidfile alone).
-// With pin it also returns, open, the pidfd (Linux, opened PIDFD_NONBLOCK)
-// that pinned the process it signalled, for the wait to watch; nil if
+// With pin it also returns, open, the pidfd (Linux) that pinned the
+// process it signalled, for the wait to watch; nil if
 // there is none. The caller closes it.
 func signalKeep(path string, expect int, sig syscall.Signal, group, rw bool, dirs *pidfile.Folders, pin bool) (info pidfile.Info, h *pidfile.Handle, pidfd *os.File, err error) {
 	open := pidfile.Open

@@ -20,9 +20,10 @@
 // [Poll], the default, tests every lock with fcntl(F_GETLK): at once, then
 // after short delays that double up to a bound, so quick deaths are seen
 // within a fraction of a millisecond and long waits cost little CPU. On
-// Linux, a pidfd on each holder (as many as the descriptor budget allows)
-// wakes the test of its lock the moment it exits, so a late death is seen
-// at once, not at the next, backed-off round.
+// Linux, a pidfd on each holder (as many as the descriptor budget allows;
+// the one the caller pinned it with, if given) wakes the test of its lock
+// the moment it exits, so a late death is seen at once, not at the next,
+// backed-off round; all of them wait in one epoll instance.
 //
 // [Notify] adds an fsnotify watch on each pidfile's folder (a pidfile
 // removed, replaced or rewritten) to the pidfds, for what a pidfd cannot
@@ -54,8 +55,8 @@ type Target struct {
 	// lock on it before), which WaitAll tests instead of opening Path: see
 	// WaitAll for who closes it.
 	Handle *pidfile.Handle
-	// Pidfd, if not nil, is a pidfd (Linux) of the process PID, opened
-	// with PIDFD_NONBLOCK: the one a caller pinned PID with to signal it.
+	// Pidfd, if not nil, is a pidfd (Linux) of the process PID: the one
+	// a caller pinned PID with to signal it.
 	// The waiter takes it over as it does Handle, and watches it for the
 	// exit instead of opening a pidfd of its own; it never signals
 	// through it.
