@@ -189,8 +189,8 @@ func (h *Handle) SameFile() bool {
 
 // ReadPID parses the pid on the file's first line (see [ParsePID]).
 func (h *Handle) ReadPID() (int, error) {
-	buf := make([]byte, 32)
-	n, err := h.f.ReadAt(buf, 0)
+	var buf [32]byte
+	n, err := readHead(h.f, buf[:])
 	if err != nil && err != io.EOF {
 		return 0, err
 	}
