@@ -52,12 +52,17 @@ const pidfdRoundMax = time.Second
 
 // each is WaitEach.
 func each(ctx context.Context, in <-chan Target, c eachConfig, done func(Target, error)) (left []Target, err error) {
-	r := &run{done: done}
+	budget := DescriptorBudget()
+	// Closing finished targets' handles off this goroutine holds up to
+	// closers+1 descriptors a moment longer: only with plenty to spare
+	// (the caller and the pidfds share the budget, and a target beyond
+	// it is opened for each test).
+	r := &run{done: done, asyncClose: budget >= 8*closers}
 	defer r.closeAll()
 	ctx, cancel := context.WithCancel(ctx)
 	wake := make(chan int, 64)
 	overflow := make(chan struct{}, 1)
-	r.w = newPidfdWatcher(ctx, wake, DescriptorBudget()/2)
+	r.w = newPidfdWatcher(ctx, wake, budget/2)
 	var fw *folderWatcher // made for the first target without a pidfd
 	unwatched := 0        // targets that came without a pidfd watch
 	defer func() {

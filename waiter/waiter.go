@@ -38,6 +38,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"sync"
 
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
@@ -113,9 +114,13 @@ func WaitAll(ctx context.Context, targets []Target, s Strategy, done func(Target
 			given++
 		}
 	}
+	budget := DescriptorBudget() + given
 	r := &run{targets: targets, hs: make([]*pidfile.Handle, len(targets)), over: make([]bool, len(targets)),
 		pids: make([]int, len(targets)), given: make([]*os.File, len(targets)), done: done,
-		keep: (DescriptorBudget() + given) / s.fdsPerTarget()}
+		keep: budget / s.fdsPerTarget(),
+		// Closes off this goroutine only where the descriptors they hold
+		// a moment longer cannot starve a test (or done) of one.
+		asyncClose: budget >= (len(targets)+1)*s.fdsPerTarget()+closers}
 	defer r.closeAll()
 	for i, t := range targets {
 		r.pids[i] = t.PID
@@ -182,6 +187,11 @@ type run struct {
 	done    func(Target, error)
 	// keep bounds how many pidfiles stay open between tests (kept).
 	keep, kept int
+	// closing feeds the goroutines that close finished targets' handles
+	// (closeLater), nil until the first.
+	closing    chan *pidfile.Handle
+	closersWG  sync.WaitGroup
+	asyncClose bool
 }
 
 // probe tests target i's lock and finishes it when released. A target
@@ -280,11 +290,44 @@ func (r *run) finish(i int, err error, h *pidfile.Handle) {
 		r.done(t, err)
 	}
 	if h != nil {
-		h.Close()
+		r.closeLater(h)
 	}
 }
 
+// closers bounds the handles of finished targets being closed at once.
+const closers = 8
+
+// closeLater closes h off the wait's goroutine. The handle of a finished
+// target is often the last descriptor of a pidfile done has just unlinked,
+// and on a filesystem mounted with discard (ext4 -o discard) that close
+// frees the file's block with a synchronous discard: the thread waits for
+// the device, which would hold up the test and removal of the next nodes.
+// Up to closers such closes wait at once; closeAll waits for them all.
+// Without asyncClose (descriptors are short) h is closed here.
+func (r *run) closeLater(h *pidfile.Handle) {
+	if !r.asyncClose {
+		h.Close()
+		return
+	}
+	if r.closing == nil {
+		r.closing = make(chan *pidfile.Handle)
+		for range closers {
+			r.closersWG.Go(func() {
+				for h := range r.closing {
+					h.Close()
+				}
+			})
+		}
+	}
+	r.closing <- h
+}
+
 func (r *run) closeAll() {
+	if r.closing != nil {
+		close(r.closing)
+		r.closersWG.Wait()
+		r.closing = nil
+	}
 	for i, h := range r.hs {
 		if h != nil {
 			h.Close()
