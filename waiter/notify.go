@@ -120,9 +120,10 @@ const (
 	burstMax   = 10 * time.Millisecond
 )
 
-// Notify waits on wake-ups (fsnotify on the pidfiles' folders, and pidfds on
-// Linux) and re-tests a lock at each, with Poll underneath for what they
-// cannot see. If fsnotify cannot be set up, it falls back to Poll alone.
+// Notify waits on wake-ups (pidfds on Linux, and fsnotify on the folders
+// of the pidfiles whose holder has no pidfd) and re-tests a lock at each,
+// with Poll underneath for what they cannot see. If fsnotify cannot be set
+// up, it falls back to Poll alone.
 type Notify struct {
 	// Poll is the polling that stays underneath; its zero value means
 	// Poll{First: 10ms, Max: 1s}.

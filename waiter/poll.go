@@ -7,6 +7,9 @@ import (
 
 // Poll tests each lock at once, then after First, then after delays that
 // double up to Max; on Linux, a holder's exit also tests its lock at once.
+// In [WaitEach], once every pending holder has a pidfd, the rounds (left
+// for a holder that lets go of its lock without exiting) start at Max and
+// back off to a second, or Max if longer.
 type Poll struct {
 	// First is the delay after the first test; zero means 100µs.
 	First time.Duration

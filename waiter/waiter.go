@@ -25,12 +25,15 @@
 // the moment it exits, so a late death is seen at once, not at the next,
 // backed-off round; all of them wait in one epoll instance.
 //
-// [Notify] adds an fsnotify watch on each pidfile's folder (a pidfile
-// removed, replaced or rewritten) to the pidfds, for what a pidfd cannot
-// see: a lock let go without an exit, a pidfile removed or replaced, a
-// system without pidfds. Every wake-up tests the lock
-// again, and a slower poll stays underneath, because fsnotify sees nothing
-// when a process is SIGKILLed and leaves its pidfile behind.
+// [Notify] adds an fsnotify watch on the folder (a pidfile removed,
+// replaced or rewritten) of each target whose holder has no pidfd: on
+// systems without pidfds, beyond the descriptor budget, or on a kernel
+// that refuses them. Where every holder has a pidfd it makes no inotify
+// instance at all (closing one blocks the command's exit), and waits as
+// Poll does, with a slower poll underneath. Every wake-up tests the lock
+// again, and the poll stays underneath, for a lock let go without an exit
+// and because fsnotify sees nothing when a process is SIGKILLed and leaves
+// its pidfile behind.
 package waiter
 
 import (
