@@ -95,16 +95,14 @@ func (w *pidfdWatcher) add(i, pid int) bool {
 	if err != nil {
 		return false
 	}
-	if !w.adopt(i, os.NewFile(uintptr(fd), "pidfd")) {
-		return false
-	}
-	w.left--
-	return true
+	return w.adopt(i, os.NewFile(uintptr(fd), "pidfd"))
 }
 
 // adopt watches f, a pidfd (a caller's: see [Target.Pidfd]), as i, and
 // reports whether it could. It takes f over either way: it closes f when
-// it cannot watch it.
+// it cannot watch it. A watched pidfd counts against the budget add opens
+// within, the caller's too: the caller opened it instead of the pidfd add
+// would have, with the descriptors the two share.
 func (w *pidfdWatcher) adopt(i int, f *os.File) bool {
 	if !w.start() {
 		f.Close()
@@ -116,6 +114,7 @@ func (w *pidfdWatcher) adopt(i int, f *os.File) bool {
 		return false
 	}
 	w.byI[i] = f
+	w.left--
 	return true
 }
 
