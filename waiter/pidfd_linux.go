@@ -4,17 +4,20 @@ import (
 	"context"
 	"os"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
 // A pidfdWatcher sends i on wake when the process watched as i exits, seen
 // through a pidfd (pidfd_open(2), Linux 5.3) that becomes readable at exit,
-// zombie or not. All its pidfds are in one epoll instance of its own,
-// waited on by one goroutine: a thousand watched processes cost a
-// thousand descriptors and one blocked thread, no goroutine each. A pid
-// that cannot be opened (gone already, or an old kernel) just gets no
-// wake-up: the lock tests decide, this only hurries them.
+// zombie or not. All its pidfds are in one epoll instance of its own, and
+// that instance sits in Go's poller (an epoll descriptor is readable when
+// one of its own is), read by one goroutine: a thousand watched processes
+// cost a thousand descriptors and one parked goroutine, no goroutine each
+// and no thread. A pid that cannot be opened (gone already, or an old
+// kernel) just gets no wake-up: the lock tests decide, this only hurries
+// them.
 //
 // add, adopt, drop and release are called from one goroutine (the wait's).
 type pidfdWatcher struct {
@@ -22,61 +25,56 @@ type pidfdWatcher struct {
 	wake  chan<- int
 	left  int // how many more pidfds it may open
 	byI   map[int]*os.File
-	epfd  int // -1 until the first watch, or if epoll cannot be had
-	evfd  int // an eventfd in the epoll set: written to stop the loop
+	ep    *os.File // the epoll instance, nil until the first watch
+	epfd  int
 	loopw sync.WaitGroup
 }
 
-// stopMark is the epoll data of the eventfd, never a target's index.
-const stopMark = -1
-
 func newPidfdWatcher(ctx context.Context, wake chan<- int, max int) *pidfdWatcher {
-	return &pidfdWatcher{ctx: ctx, wake: wake, left: max, byI: map[int]*os.File{}, epfd: -1, evfd: -1}
+	return &pidfdWatcher{ctx: ctx, wake: wake, left: max, byI: map[int]*os.File{}}
 }
 
 // start makes the epoll instance and its goroutine, at the first watch.
 func (w *pidfdWatcher) start() bool {
-	if w.epfd >= 0 {
+	if w.ep != nil {
 		return true
 	}
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return false
 	}
-	evfd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+	if err := unix.SetNonblock(epfd, true); err != nil {
+		unix.Close(epfd)
+		return false
+	}
+	ep := os.NewFile(uintptr(epfd), "epoll") // non-blocking: in Go's poller
+	rc, err := ep.SyscallConn()
 	if err != nil {
-		unix.Close(epfd)
+		ep.Close()
 		return false
 	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: stopMark}
-	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, evfd, &ev); err != nil {
-		unix.Close(evfd)
-		unix.Close(epfd)
-		return false
-	}
-	w.epfd, w.evfd = epfd, evfd
+	w.ep, w.epfd = ep, epfd
 	w.loopw.Add(1)
-	go w.loop()
+	go w.loop(rc)
 	return true
 }
 
 // loop sends the index of each pidfd that becomes readable, once (the
-// watch is one-shot), until the eventfd is written.
-func (w *pidfdWatcher) loop() {
+// watch is one-shot), until the epoll instance is closed.
+func (w *pidfdWatcher) loop(rc syscall.RawConn) {
 	defer w.loopw.Done()
 	events := make([]unix.EpollEvent, 64)
 	for {
-		n, err := unix.EpollWait(w.epfd, events, -1)
-		if err == unix.EINTR {
-			continue
-		}
+		n := 0
+		err := rc.Read(func(fd uintptr) bool {
+			var err error
+			n, err = unix.EpollWait(int(fd), events, 0)
+			return err == nil && n > 0 // else park until it is readable
+		})
 		if err != nil {
 			return
 		}
 		for _, ev := range events[:n] {
-			if ev.Fd == stopMark {
-				return
-			}
 			select {
 			case w.wake <- int(ev.Fd):
 			case <-w.ctx.Done():
@@ -143,17 +141,14 @@ func (w *pidfdWatcher) watching(i int) bool { return w.byI[i] != nil }
 
 // stop ends the watches, once ctx is done, and closes the pidfds.
 func (w *pidfdWatcher) stop() {
-	if w.epfd < 0 {
+	if w.ep == nil {
 		return
 	}
-	var one = [8]byte{1}
-	unix.Write(w.evfd, one[:])
+	w.ep.Close() // ends the loop's Read
 	w.loopw.Wait()
 	for i, f := range w.byI {
 		f.Close()
 		delete(w.byI, i)
 	}
-	unix.Close(w.evfd)
-	unix.Close(w.epfd)
-	w.epfd, w.evfd = -1, -1
+	w.ep = nil
 }
