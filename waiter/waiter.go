@@ -306,9 +306,12 @@ const closers = 8
 // frees the file's block with a synchronous discard: the thread waits for
 // the device, which would hold up the test and removal of the next nodes.
 // Up to closers such closes wait at once; closeAll waits for them all.
-// Without asyncClose (descriptors are short) h is closed here.
+// Without asyncClose (descriptors are short) h is closed here, and so it
+// is when no other target is pending: nothing waits behind that close,
+// and handing it over (waking a goroutine, perhaps starting a thread)
+// would cost the end of the wait more than the close does.
 func (r *run) closeLater(h *pidfile.Handle) {
-	if !r.asyncClose {
+	if !r.asyncClose || r.pending == 0 {
 		h.Close()
 		return
 	}
