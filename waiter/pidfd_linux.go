@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -134,6 +135,33 @@ func (w *pidfdWatcher) release(i int) *os.File {
 	delete(w.byI, i)
 	unix.EpollCtl(w.epfd, unix.EPOLL_CTL_DEL, int(f.Fd()), nil)
 	return f
+}
+
+// exitGrace bounds how long settle waits for a holder to finish exiting.
+const exitGrace = time.Millisecond
+
+// settle is called when the lock of target i is seen released: the
+// kernel lets go of a dying process's locks a moment before the process
+// has exited (exit_files, then exit_notify), so a wait that ended at the
+// lock alone could return while the node is still exiting. If i's holder
+// has a pidfd (watched, or given and not yet watched), settle waits for it
+// to say the holder has exited, up to exitGrace: a holder that let go of
+// its lock and lives on is not waited for longer than that.
+func (w *pidfdWatcher) settle(i int, given *os.File) {
+	f := w.byI[i]
+	if f == nil {
+		f = given
+	}
+	if f == nil {
+		return
+	}
+	fds := []unix.PollFd{{Fd: int32(f.Fd()), Events: unix.POLLIN}}
+	ts := unix.NsecToTimespec(int64(exitGrace))
+	for {
+		if _, err := unix.Ppoll(fds, &ts, nil); err != unix.EINTR {
+			return
+		}
+	}
 }
 
 // watching reports whether i has a pidfd watched.

@@ -21,7 +21,8 @@ func (*pidfdWatcher) adopt(i int, f *os.File) bool {
 	return false
 }
 
-func (*pidfdWatcher) drop(i int)             {}
-func (*pidfdWatcher) release(i int) *os.File { return nil }
-func (*pidfdWatcher) watching(i int) bool    { return false }
-func (*pidfdWatcher) stop()                  {}
+func (*pidfdWatcher) drop(i int)                   {}
+func (*pidfdWatcher) release(i int) *os.File       { return nil }
+func (*pidfdWatcher) watching(i int) bool          { return false }
+func (*pidfdWatcher) settle(i int, given *os.File) {}
+func (*pidfdWatcher) stop()                        {}

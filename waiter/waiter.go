@@ -240,6 +240,9 @@ func (r *run) probe(i int) {
 		r.hs[i] = nil
 		r.kept--
 	}
+	if err == nil && r.w != nil {
+		r.w.settle(i, r.given[i])
+	}
 	r.pending--
 	r.finish(i, err, h)
 }
