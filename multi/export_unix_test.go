@@ -19,3 +19,7 @@ func SetTestHookBeforePin(f func(pid int)) (restore func()) {
 	testHookBeforePin = f
 	return func() { testHookBeforePin = nil }
 }
+
+// KillHeld is killHeld: a SIGKILL round's signal on a handle and a pidfd
+// kept from the first signal.
+var KillHeld = killHeld

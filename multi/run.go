@@ -161,7 +161,9 @@ func runTagPath(rundir, name string) string {
 // end; without a run there is none, and nothing happens.
 func (c *Cluster) untagRun(name string, op string, sig syscall.Signal) {
 	if endsNode(op, sig) {
-		os.Remove(runTagPath(c.rundir(), name))
+		// The tag is a file: one unlink, not os.Remove's unlink and rmdir
+		// (this runs for every node a stopwait signals).
+		syscall.Unlink(runTagPath(c.rundir(), name))
 	}
 }
 

@@ -1,6 +1,7 @@
 package multi
 
 import (
+	"os"
 	"syscall"
 
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -21,14 +22,16 @@ const pidfdSignalProcessGroup = 1 << 2
 // cannot be confused with another even if it dies, so a holder seen after
 // the open is the pinned process or the signal goes nowhere. It reports
 // false when the holder changed, so that the caller looks again. With
-// cont, SIGCONT follows sig the same way.
+// cont, SIGCONT follows sig the same way. If pin is not nil and p was
+// signalled through the pidfd, *pin gets the pidfd, open, for the caller
+// to watch p's exit on or signal p again.
 //
 // With group it signals the process group the pinned holder leads
 // (PIDFD_SIGNAL_PROCESS_GROUP), once it has checked that the holder leads
 // its own group ([checkGroupLeader]); kernels before 6.9 refuse that flag,
 // and then kill(-pid) follows, with the leader pinned and seen alive just
 // before.
-func sendPinned(h *pidfile.Handle, p safePID, sig syscall.Signal, cont, group bool) (bool, error) {
+func sendPinned(h *pidfile.Handle, p safePID, sig syscall.Signal, cont, group bool, pin **os.File) (bool, error) {
 	pid := int(p)
 	pfd, err := unix.PidfdOpen(pid, 0)
 	switch err {
@@ -42,7 +45,12 @@ func sendPinned(h *pidfile.Handle, p safePID, sig syscall.Signal, cont, group bo
 	default:
 		return false, err
 	}
-	defer unix.Close(pfd)
+	kept := false
+	defer func() {
+		if !kept {
+			unix.Close(pfd)
+		}
+	}()
 	state, now, err := h.Holder()
 	if err != nil {
 		return false, err
@@ -50,11 +58,31 @@ func sendPinned(h *pidfile.Handle, p safePID, sig syscall.Signal, cont, group bo
 	if state != pidfile.Running || now != pid {
 		return false, nil
 	}
+	if err := sendOnPidfd(pfd, p, sig, cont, group); err != nil {
+		return true, err
+	}
+	if pin != nil {
+		*pin, kept = os.NewFile(uintptr(pfd), "pidfd"), true
+	}
+	return true, nil
+}
+
+// signalPidfd sends sig to p through f, a pidfd that pinned p, as
+// sendPinned does once the lock is seen held by p.
+func signalPidfd(f *os.File, p safePID, sig syscall.Signal, cont, group bool) error {
+	return sendOnPidfd(int(f.Fd()), p, sig, cont, group)
+}
+
+// sendOnPidfd signals p, pinned by pfd, and with group the process group
+// it leads, then SIGCONT with cont. A process gone meanwhile is not an
+// error: it needs no signal.
+func sendOnPidfd(pfd int, p safePID, sig syscall.Signal, cont, group bool) error {
 	flags := 0
 	var g safeGroup
+	var err error
 	if group {
 		if g, err = checkGroupLeader(p); err != nil {
-			return true, err
+			return err
 		}
 		flags = pidfdSignalProcessGroup
 	}
@@ -62,15 +90,15 @@ func sendPinned(h *pidfile.Handle, p safePID, sig syscall.Signal, cont, group bo
 	if group && err == unix.EINVAL {
 		// No PIDFD_SIGNAL_PROCESS_GROUP: is the pinned leader still there?
 		if err := unix.PidfdSendSignal(pfd, 0, nil, 0); err == unix.ESRCH {
-			return true, nil
+			return nil
 		}
-		return true, killGroup(g, withCont(sig, cont)...)
+		return killGroup(g, withCont(sig, cont)...)
 	}
 	if err == nil && cont {
 		err = unix.PidfdSendSignal(pfd, unix.SIGCONT, nil, flags)
 	}
 	if err != nil && err != unix.ESRCH {
-		return true, err
+		return err
 	}
-	return true, nil
+	return nil
 }

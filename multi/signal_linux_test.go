@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes/pidfile"
+	"golang.org/x/sys/unix"
 )
 
 // The holder F_GETLK names lets go of the lock before it is pinned, and
@@ -143,4 +145,69 @@ func procState(pid int) byte {
 		return 0
 	}
 	return s[i+2]
+}
+
+// startUnlockNode starts this test binary in the "unlock" role on path and
+// returns it once it holds the lock, with its stdin and its output.
+func startUnlockNode(t *testing.T, path string) (*exec.Cmd, io.WriteCloser, *bufio.Scanner) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "MULTI_TEST_NODE=unlock", "MULTI_TEST_LOCK="+path, "GORACE=atexit_sleep_ms=0")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	out := bufio.NewScanner(stdout)
+	if !out.Scan() || out.Text() != "up" {
+		t.Fatalf("unlock node said %q (%v); want up", out.Text(), out.Err())
+	}
+	return cmd, stdin, out
+}
+
+// The SIGKILL round signals through the pidfd kept from the first signal,
+// never by pid: here the pinned process has died and another holds the
+// lock under the very pid the round expects (a reused pid, as far as the
+// lock can tell). The signal must go nowhere, and the new holder live on.
+// And a lock now held by another pid than the one awaited gives
+// ErrNotRunning and no signal.
+func TestKillHeldNeverSignalsReusedPid(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "w1.pid")
+	a, _, _ := startUnlockNode(t, path)
+	fd, err := unix.PidfdOpen(a.Process.Pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		t.Skipf("no pidfds: %v", err)
+	}
+	pidfd := os.NewFile(uintptr(fd), "pidfd")
+	defer pidfd.Close()
+	a.Process.Kill()
+	a.Wait()
+	b, bin, bout := startUnlockNode(t, path)
+	h, err := pidfile.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := multi.KillHeld(h, pidfd, path, a.Process.Pid, syscall.SIGKILL, false); !errors.Is(err, multi.ErrNotRunning) {
+		t.Fatalf("KillHeld of a pid no longer holding the lock: %v; want ErrNotRunning", err)
+	}
+	if err := multi.KillHeld(h, pidfd, path, b.Process.Pid, syscall.SIGKILL, false); err != nil {
+		t.Fatalf("KillHeld through the pidfd of a dead process: %v", err)
+	}
+	// Still there: it answers.
+	io.WriteString(bin, "\n")
+	if !bout.Scan() || bout.Text() != "unlocked" {
+		t.Fatalf("the new holder did not answer (%q, %v): it was signalled", bout.Text(), bout.Err())
+	}
 }

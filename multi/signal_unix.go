@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"syscall"
 
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -46,7 +47,7 @@ func isStopSignal(sig syscall.Signal) bool {
 // After a signal that ends a process (see [contFollows]) SIGCONT goes the
 // same way, as systemd sends it, so that a stopped node gets the signal.
 func signalNode(path string, expect int, sig syscall.Signal, group bool) (pidfile.Info, error) {
-	info, h, err := signalKeep(path, expect, sig, group, false)
+	info, h, _, err := signalKeep(path, expect, sig, group, false, nil, false)
 	if h != nil {
 		h.Close()
 	}
@@ -56,29 +57,42 @@ func signalNode(path string, expect int, sig syscall.Signal, group bool) (pidfil
 // signalKeep is signalNode that also returns the handle it tested the lock
 // on, still open (nil if none is), so that the caller can wait on the same
 // file and remove it without opening it again; the caller closes it. With
-// rw the pidfile is opened for writing too ([pidfile.OpenToRemove]).
-func signalKeep(path string, expect int, sig syscall.Signal, group, rw bool) (info pidfile.Info, h *pidfile.Handle, err error) {
+// rw the pidfile is opened for writing too ([pidfile.OpenToRemove]), in
+// its folder as dirs has it open (nil: reached for this pidfile alone).
+// With pin it also returns, open, the pidfd (Linux) that pinned the
+// process it signalled, for the wait to watch; nil if
+// there is none. The caller closes it.
+func signalKeep(path string, expect int, sig syscall.Signal, group, rw bool, dirs *pidfile.Folders, pin bool) (info pidfile.Info, h *pidfile.Handle, pidfd *os.File, err error) {
 	open := pidfile.Open
 	if rw {
-		open = pidfile.OpenToRemove
+		open = dirs.OpenToRemove
 	}
 	info = pidfile.Info{Path: path}
 	h, err = open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return info, nil, ErrNotRunning
+		return info, nil, nil, ErrNotRunning
 	}
 	if err != nil {
-		return info, nil, err
+		return info, nil, nil, err
 	}
 	// h changes when the pidfile is replaced under us, and is nil when the
 	// new one cannot be opened (a concurrent stopwait removed it, say).
-	info, err = signalOn(&h, path, open, expect, sig, group)
-	return info, h, err
+	var pp **os.File
+	if pin {
+		pp = &pidfd
+	}
+	info, err = signalOn(&h, path, open, expect, sig, group, pp)
+	if err != nil && pidfd != nil {
+		pidfd.Close()
+		pidfd = nil
+	}
+	return info, h, pidfd, err
 }
 
 // signalOn is signalKeep's loop on the open handle *h, which it replaces
-// (through open) when the path names a new file.
-func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Handle, error), expect int, sig syscall.Signal, group bool) (info pidfile.Info, err error) {
+// (through open) when the path names a new file. If pin is not nil, *pin
+// gets the pidfd that pinned the process signalled, if any.
+func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Handle, error), expect int, sig syscall.Signal, group bool, pin **os.File) (info pidfile.Info, err error) {
 	var bw pidfile.BriefWaiter
 	brief := bw.Wait
 	for try := 0; try < 100; try++ {
@@ -128,7 +142,7 @@ func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Hand
 		if testHookBeforePin != nil {
 			testHookBeforePin(pid)
 		}
-		sent, err := sendPinned(h, p, sig, contFollows(sig), group)
+		sent, err := sendPinned(h, p, sig, contFollows(sig), group, pin)
 		if err != nil {
 			target := "pid"
 			if group {
@@ -141,6 +155,41 @@ func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Hand
 		}
 	}
 	return info, fmt.Errorf("pidfile %s: the lock holder keeps changing", path)
+}
+
+// killHeld sends sig (SIGKILL, after a stopwait's timeout) to expect, the
+// process a stopwait signalled and is waiting for, through what that
+// signal left open: h, the pidfile's handle, and pidfd, the pidfd that
+// pinned expect then. Neither is opened again. Only when expect still
+// holds the lock on h is it signalled, through that pidfd: a pidfd names
+// one process for good, so a pid reused since cannot get the signal. A
+// lock let go, or now another process's, gives ErrNotRunning. Without h
+// or pidfd it is signalNode (the pidfile opened again, the holder pinned
+// anew).
+func killHeld(h *pidfile.Handle, pidfd *os.File, path string, expect int, sig syscall.Signal, group bool) error {
+	if h == nil || pidfd == nil {
+		_, err := signalNode(path, expect, sig, group)
+		return err
+	}
+	state, pid, err := h.Holder()
+	if err != nil {
+		return err
+	}
+	if state != pidfile.Running || pid != expect {
+		return ErrNotRunning
+	}
+	p, err := checkPID(pid)
+	if err != nil {
+		return err
+	}
+	if err := signalPidfd(pidfd, p, sig, contFollows(sig), group); err != nil {
+		target := "pid"
+		if group {
+			target = "the process group of pid"
+		}
+		return fmt.Errorf("signal %s to %s %d: %w", SignalName(sig), target, pid, err)
+	}
+	return nil
 }
 
 // testHookBeforePin, when set by a test, runs between the lock test that

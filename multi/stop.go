@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,11 +21,13 @@ import (
 func (c *Cluster) Stop(ctx context.Context) ([]Result, error) {
 	results := c.results()
 	sig := c.signal()
+	dirs := pidfile.NewFolders()
+	defer dirs.Close()
 	for i := range results {
 		r := &results[i]
 		if err := ctx.Err(); err != nil {
 			r.fail("stop", err)
-		} else if ok, _ := c.signalOne(r, "stop", sig, false); ok {
+		} else if ok, _, _ := c.signalOne(r, "stop", sig, dirs, false); ok {
 			r.Msg = fmt.Sprintf("sent %s (pid %d)", SignalName(sig), r.PID)
 			r.Outcome = Signalled
 		}
@@ -76,6 +79,10 @@ func (c *Cluster) stopWait(ctx context.Context, results []Result, o stopOpts) {
 		return // a node twice would be waited for under one path
 	}
 	s := &stopWaiter{c: c, stopOpts: o, byPath: map[string]*Result{}, released: map[string]bool{}}
+	// Each folder of pidfiles is reached once; every pidfile in it is
+	// opened, tested and removed relative to it.
+	s.dirs = pidfile.NewFolders()
+	defer s.dirs.Close()
 	// Each pidfile is opened once, by its signal, and the same handle is
 	// waited on and removed through, as long as the descriptors last (half
 	// the budget: the waiter adds a pidfd to each); beyond, the waiter and
@@ -89,11 +96,18 @@ func (c *Cluster) stopWait(ctx context.Context, results []Result, o stopOpts) {
 	in := make(chan waiter.Target, len(results))
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	waited := make(chan error, 1)
-	go func() { waited <- waiter.WaitEach(wctx, in, s.c.Wait, s.done(false)) }()
+	type waitEnd struct {
+		left []waiter.Target
+		err  error
+	}
+	waited := make(chan waitEnd, 1)
+	go func() {
+		left, err := waiter.WaitEach(wctx, in, s.c.Wait, s.done(false))
+		waited <- waitEnd{left, err}
+	}()
 	for i := range results {
 		r := &results[i]
-		ok, h := s.signal(ctx, r)
+		ok, h, pidfd := s.signal(ctx, r)
 		if !ok {
 			s.final(r)
 			continue
@@ -105,13 +119,16 @@ func (c *Cluster) stopWait(ctx context.Context, results []Result, o stopOpts) {
 			c.Signalled(*r)
 		}
 		if r.lost.PID != 0 {
+			closeTarget(waiter.Target{Handle: h, Pidfd: pidfd})
 			lostWait.Go(func() {
 				c.awaitLost(ctx, o.op, r, o.sig, o.timeout)
 				s.final(r)
 			})
 			continue
 		}
-		t := waiter.Target{Path: r.Node.PidFile, PID: r.PID, Handle: h}
+		// The pidfile's handle and the pidfd that pinned the holder go to
+		// the waiter, and come back for the SIGKILL round: opened once.
+		t := waiter.Target{Path: r.Node.PidFile, PID: r.PID, Handle: h, Pidfd: pidfd}
 		s.mu.Lock()
 		s.targets = append(s.targets, t)
 		s.byPath[r.Node.PidFile] = r
@@ -124,23 +141,34 @@ func (c *Cluster) stopWait(ctx context.Context, results []Result, o stopOpts) {
 	if s.timeout > 0 {
 		defer time.AfterFunc(s.timeout, cancel).Stop()
 	}
-	err := <-waited
+	end := <-waited
+	left := end.left
 	for t := range in {
 		// Not taken by WaitEach, which ended early: still pending.
-		if t.Handle != nil {
-			t.Handle.Close()
-		}
+		left = append(left, t)
 	}
-	if err == nil {
+	if end.err == nil {
 		return
 	}
 	if ctx.Err() != nil || s.sig == syscall.SIGKILL {
+		for _, t := range left {
+			closeTarget(t)
+		}
 		s.giveUp(ctx.Err())
 		return
 	}
-	s.escalate()
-	if err := waiter.WaitAll(ctx, s.pending(), s.c.Wait, s.done(true)); err != nil {
+	if err := waiter.WaitAll(ctx, s.escalate(left), s.c.Wait, s.done(true)); err != nil {
 		s.giveUp(err)
+	}
+}
+
+// closeTarget closes what t has open.
+func closeTarget(t waiter.Target) {
+	if t.Handle != nil {
+		t.Handle.Close()
+	}
+	if t.Pidfd != nil {
+		t.Pidfd.Close()
 	}
 }
 
@@ -155,24 +183,27 @@ type stopWaiter struct {
 	released map[string]bool
 	// keep is how many more pidfiles may stay open from signal to removal.
 	keep int
+	// dirs has the pidfiles' folders open.
+	dirs *pidfile.Folders
 }
 
 // signal sends the first signal to r's node, and reports whether it did
-// (r says why not), with the pidfile's handle it used while s.keep lasts.
-func (s *stopWaiter) signal(ctx context.Context, r *Result) (bool, *pidfile.Handle) {
+// (r says why not), with the pidfile's handle it used and the pidfd that
+// pinned the holder, while s.keep lasts.
+func (s *stopWaiter) signal(ctx context.Context, r *Result) (bool, *pidfile.Handle, *os.File) {
 	if err := ctx.Err(); err != nil {
 		r.fail(s.op, err)
-		return false, nil
+		return false, nil, nil
 	}
 	if IsStopSignal(s.sig) {
 		r.fail(s.op, fmt.Errorf("%w (%s)", ErrStopSignal, SignalName(s.sig)))
-		return false, nil
+		return false, nil, nil
 	}
-	ok, h := s.c.signalOne(r, s.op, s.sig, s.keep > 0)
+	ok, h, pidfd := s.c.signalOne(r, s.op, s.sig, s.dirs, s.keep > 0)
 	if h != nil {
 		s.keep--
 	}
-	return ok, h
+	return ok, h, pidfd
 }
 
 // final is called once r is final.
@@ -209,18 +240,28 @@ func (s *stopWaiter) done(killed bool) func(waiter.Target, error) {
 }
 
 // escalate SIGKILLs, through their locks, the processes still holding them
-// when the timeout ran out.
-func (s *stopWaiter) escalate() {
-	for _, t := range s.pending() {
+// when the timeout ran out: left, the targets not over, on the handles and
+// pidfds they still have open (see [killHeld]). It returns those to wait
+// for again.
+func (s *stopWaiter) escalate(left []waiter.Target) []waiter.Target {
+	var again []waiter.Target
+	for _, t := range left {
+		s.mu.Lock()
 		r := s.byPath[t.Path]
-		if _, err := signalNode(t.Path, t.PID, syscall.SIGKILL, s.c.Group); err != nil && !errors.Is(err, ErrNotRunning) {
+		s.mu.Unlock()
+		if err := killHeld(t.Handle, t.Pidfd, t.Path, t.PID, syscall.SIGKILL, s.c.Group); err != nil && !errors.Is(err, ErrNotRunning) {
+			closeTarget(t)
 			r.fail(s.op, err)
+			s.mu.Lock()
 			s.released[t.Path] = true
+			s.mu.Unlock()
 			s.final(r)
 			continue
 		}
 		r.warn(fmt.Sprintf("still running after %s; sent KILL (pid %d)", s.timeout, t.PID))
+		again = append(again, t)
 	}
+	return again
 }
 
 // pending returns the targets whose wait is not over.
@@ -249,24 +290,26 @@ func (s *stopWaiter) giveUp(err error) {
 // removed, through the same open file), or a failure. With keep, the
 // pidfile's handle it signalled through is returned open (opened for
 // writing where it may be, see [pidfile.OpenToRemove]) for the caller to
-// wait on, remove through and close.
-func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal, keep bool) (bool, *pidfile.Handle) {
+// wait on, remove through and close, with the pidfd that pinned the
+// holder (Linux). The pidfile is opened in its folder as dirs has it open
+// (nil: reached for it alone).
+func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal, dirs *pidfile.Folders, keep bool) (bool, *pidfile.Handle, *os.File) {
 	c.untagRun(r.Node.Name, op, sig) // before the signal: see runTagExt
-	info, h, err := signalKeep(r.Node.PidFile, 0, sig, c.Group, true)
+	info, h, pidfd, err := signalKeep(r.Node.PidFile, 0, sig, c.Group, true, dirs, keep)
 	if h != nil && (err != nil || !keep) {
 		defer h.Close()
 	}
 	switch {
 	case errors.Is(err, ErrNotRunning):
 		if c.lostOne(r, op, sig, info) {
-			return r.Err == nil, nil
+			return r.Err == nil, nil, nil
 		}
 		c.notRunning(r, op, info, h)
-		return false, nil
+		return false, nil, nil
 	case err != nil:
 		r.PID = info.PID
 		r.fail(op, err)
-		return false, nil
+		return false, nil, nil
 	}
 	if info.Mismatch() {
 		r.warn(fmt.Sprintf("pidfile %s says %s but the lock holder is pid %d; using %d",
@@ -276,7 +319,7 @@ func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal, keep bool)
 	if !keep {
 		h = nil
 	}
-	return true, h
+	return true, h, pidfd
 }
 
 func describeFilePID(info pidfile.Info) string {

@@ -75,7 +75,7 @@ func (c *Cluster) Send(ctx context.Context, sig syscall.Signal) ([]Result, error
 		case ctx.Err() != nil:
 			r.fail("signal", ctx.Err())
 		default:
-			if ok, _ := c.signalOne(r, "signal", sig, false); ok {
+			if ok, _, _ := c.signalOne(r, "signal", sig, nil, false); ok {
 				r.Msg = fmt.Sprintf("sent %s (pid %d)", SignalName(sig), r.PID)
 				r.Outcome = Signalled
 			}

@@ -16,63 +16,101 @@ import (
 // were lost, so that the caller tests every lock. If fsnotify cannot be
 // used here, it watches nothing and the caller's polling carries on alone.
 func watchFolders(ctx context.Context, targets []Target, wake chan<- int, overflow chan<- struct{}) (stop func()) {
+	fw := newFolderWatcher(ctx, wake, overflow)
+	for i, t := range targets {
+		fw.add(i, t.Path)
+	}
+	return fw.stop
+}
+
+// A folderWatcher is watchFolders for targets added one at a time.
+type folderWatcher struct {
+	w        *fsnotify.Watcher // nil if fsnotify cannot be used
+	mu       sync.Mutex        // guards byName and dirs
+	byName   map[string][]int
+	dirs     map[string]bool
+	wg       sync.WaitGroup
+	wake     chan<- int
+	overflow chan<- struct{}
+}
+
+func newFolderWatcher(ctx context.Context, wake chan<- int, overflow chan<- struct{}) *folderWatcher {
+	fw := &folderWatcher{byName: map[string][]int{}, dirs: map[string]bool{}, wake: wake, overflow: overflow}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		return func() {}
+		return fw
 	}
-	byName := make(map[string][]int, len(targets))
-	dirs := map[string]bool{}
-	for i, t := range targets {
-		p := filepath.Clean(t.Path)
-		byName[p] = append(byName[p], i)
-		if d := filepath.Dir(p); !dirs[d] {
-			dirs[d] = true
-			_ = w.Add(d) // a folder that cannot be watched is polled
-		}
+	fw.w = w
+	fw.wg.Add(1)
+	go fw.loop(ctx)
+	return fw
+}
+
+// add watches target i's pidfile, at path, through its folder.
+func (fw *folderWatcher) add(i int, path string) {
+	if fw.w == nil {
+		return
 	}
-	signalOverflow := func() {
+	p := filepath.Clean(path)
+	fw.mu.Lock()
+	fw.byName[p] = append(fw.byName[p], i)
+	d := filepath.Dir(p)
+	watched := fw.dirs[d]
+	fw.dirs[d] = true
+	fw.mu.Unlock()
+	if !watched {
+		_ = fw.w.Add(d) // a folder that cannot be watched is polled
+	}
+}
+
+func (fw *folderWatcher) signalOverflow() {
+	select {
+	case fw.overflow <- struct{}{}:
+	default:
+	}
+}
+
+func (fw *folderWatcher) loop(ctx context.Context) {
+	defer fw.wg.Done()
+	for {
 		select {
-		case overflow <- struct{}{}:
-		default:
-		}
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-ctx.Done():
+		case <-ctx.Done():
+			return
+		case ev, ok := <-fw.w.Events:
+			if !ok {
 				return
-			case ev, ok := <-w.Events:
-				if !ok {
-					return
-				}
-				for _, i := range byName[filepath.Clean(ev.Name)] {
-					select {
-					case wake <- i:
-					default:
-						signalOverflow()
-					}
-				}
-			case err, ok := <-w.Errors:
-				if !ok {
-					return
-				}
-				if errors.Is(err, fsnotify.ErrEventOverflow) {
-					signalOverflow()
+			}
+			fw.mu.Lock()
+			is := fw.byName[filepath.Clean(ev.Name)]
+			fw.mu.Unlock()
+			for _, i := range is {
+				select {
+				case fw.wake <- i:
+				default:
+					fw.signalOverflow()
 				}
 			}
+		case err, ok := <-fw.w.Errors:
+			if !ok {
+				return
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				fw.signalOverflow()
+			}
 		}
-	}()
-	return func() {
-		// The caller has cancelled ctx, so the loop above ends without
-		// Close. Closing an inotify instance can block for milliseconds
-		// in the kernel, longer than the whole wait often takes: it is
-		// done in the background.
-		wg.Wait()
-		go w.Close()
 	}
+}
+
+// stop ends the watch; the caller has cancelled ctx.
+func (fw *folderWatcher) stop() {
+	if fw.w == nil {
+		return
+	}
+	// The loop above ends without Close. Closing an inotify instance can
+	// block for milliseconds in the kernel, longer than the whole wait
+	// often takes: it is done in the background.
+	fw.wg.Wait()
+	go fw.w.Close()
 }
 
 // After a wake-up that finds the lock still held, Notify looks again after
@@ -82,9 +120,10 @@ const (
 	burstMax   = 10 * time.Millisecond
 )
 
-// Notify waits on wake-ups (fsnotify on the pidfiles' folders, and pidfds on
-// Linux) and re-tests a lock at each, with Poll underneath for what they
-// cannot see. If fsnotify cannot be set up, it falls back to Poll alone.
+// Notify waits on wake-ups (pidfds on Linux, and fsnotify on the folders
+// of the pidfiles whose holder has no pidfd) and re-tests a lock at each,
+// with Poll underneath for what they cannot see. If fsnotify cannot be set
+// up, it falls back to Poll alone.
 type Notify struct {
 	// Poll is the polling that stays underneath; its zero value means
 	// Poll{First: 10ms, Max: 1s}.
@@ -94,11 +133,16 @@ type Notify struct {
 // A kept target costs its pidfile and its pidfd.
 func (Notify) fdsPerTarget() int { return 2 }
 
-func (n Notify) wait(ctx context.Context, r *run) error {
-	p := n.Poll
-	if p == (Poll{}) {
-		p = Poll{First: 10 * time.Millisecond, Max: time.Second}
+// slowPoll is the poll that stays underneath.
+func (n Notify) slowPoll() Poll {
+	if n.Poll == (Poll{}) {
+		return Poll{First: 10 * time.Millisecond, Max: time.Second}
 	}
+	return n.Poll
+}
+
+func (n Notify) wait(ctx context.Context, r *run) error {
+	p := n.slowPoll()
 	if r.kept < r.pending {
 		// Targets beyond the descriptor budget have no pidfd to wake
 		// them: a slow poll would leave them to that alone.
@@ -107,11 +151,17 @@ func (n Notify) wait(ctx context.Context, r *run) error {
 	ctx, cancel := context.WithCancel(ctx)
 	wake := make(chan int, len(r.targets))
 	overflow := make(chan struct{}, 1)
-	stopFS := watchFolders(ctx, r.targets, wake, overflow)
-	stopPidfds := watchPidfds(ctx, r.keptPIDs(), wake)
+	w := newPidfdWatcher(ctx, wake, DescriptorBudget())
+	stopFS := func() {}
+	if !r.watchPidfds(w) {
+		// Some holder has no pidfd to wake its target: fsnotify then. An
+		// inotify instance costs the command its exit (closing one
+		// blocks), so none is made when the pidfds cover every target.
+		stopFS = watchFolders(ctx, r.targets, wake, overflow)
+	}
 	defer func() {
 		cancel() // first: no watcher may stay blocked sending a wake-up
-		stopPidfds()
+		w.stop()
 		stopFS()
 	}()
 

@@ -2,19 +2,27 @@
 
 package waiter
 
-import "context"
+import (
+	"context"
+	"os"
+)
 
-// watchPidfds has no pidfds to watch outside Linux; polling and fsnotify
-// carry the wait.
-func watchPidfds(ctx context.Context, pids []int, wake chan<- int) (stop func()) {
-	return func() {}
-}
-
-// A pidfdWatcher watches nothing outside Linux.
+// A pidfdWatcher watches nothing outside Linux: polling and fsnotify carry
+// the wait.
 type pidfdWatcher struct{}
 
 func newPidfdWatcher(context.Context, chan<- int, int) *pidfdWatcher { return &pidfdWatcher{} }
 
 func (*pidfdWatcher) add(i, pid int) bool { return false }
 
-func (*pidfdWatcher) stop() {}
+// adopt takes f over; there is nothing to watch it with here.
+func (*pidfdWatcher) adopt(i int, f *os.File) bool {
+	f.Close()
+	return false
+}
+
+func (*pidfdWatcher) drop(i int)                   {}
+func (*pidfdWatcher) release(i int) *os.File       { return nil }
+func (*pidfdWatcher) watching(i int) bool          { return false }
+func (*pidfdWatcher) settle(i int, given *os.File) {}
+func (*pidfdWatcher) stop()                        {}

@@ -7,6 +7,9 @@ import (
 
 // Poll tests each lock at once, then after First, then after delays that
 // double up to Max; on Linux, a holder's exit also tests its lock at once.
+// In [WaitEach], once every pending holder has a pidfd, the rounds (left
+// for a holder that lets go of its lock without exiting) start at Max and
+// back off to a second, or Max if longer.
 type Poll struct {
 	// First is the delay after the first test; zero means 100µs.
 	First time.Duration
@@ -43,10 +46,11 @@ func (p Poll) wait(ctx context.Context, r *run) error {
 	// without a pidfd.
 	ctx, cancel := context.WithCancel(ctx)
 	wake := make(chan int, len(r.targets))
-	stopPidfds := watchPidfds(ctx, r.wakePIDs(), wake)
+	w := newPidfdWatcher(ctx, wake, DescriptorBudget())
+	r.watchPidfds(w)
 	defer func() {
 		cancel() // first: no watcher may stay blocked sending a wake-up
-		stopPidfds()
+		w.stop()
 	}()
 	d := p.next(0)
 	timer := time.NewTimer(d)

@@ -20,22 +20,28 @@
 // [Poll], the default, tests every lock with fcntl(F_GETLK): at once, then
 // after short delays that double up to a bound, so quick deaths are seen
 // within a fraction of a millisecond and long waits cost little CPU. On
-// Linux, a pidfd on each holder (as many as the descriptor budget allows)
-// wakes the test of its lock the moment it exits, so a late death is seen
-// at once, not at the next, backed-off round.
+// Linux, a pidfd on each holder (as many as the descriptor budget allows;
+// the one the caller pinned it with, if given) wakes the test of its lock
+// the moment it exits, so a late death is seen at once, not at the next,
+// backed-off round; all of them wait in one epoll instance.
 //
-// [Notify] adds an fsnotify watch on each pidfile's folder (a pidfile
-// removed, replaced or rewritten) to the pidfds, for what a pidfd cannot
-// see: a lock let go without an exit, a pidfile removed or replaced, a
-// system without pidfds. Every wake-up tests the lock
-// again, and a slower poll stays underneath, because fsnotify sees nothing
-// when a process is SIGKILLed and leaves its pidfile behind.
+// [Notify] adds an fsnotify watch on the folder (a pidfile removed,
+// replaced or rewritten) of each target whose holder has no pidfd: on
+// systems without pidfds, beyond the descriptor budget, or on a kernel
+// that refuses them. Where every holder has a pidfd it makes no inotify
+// instance at all (closing one blocks the command's exit), and waits as
+// Poll does, with a slower poll underneath. Every wake-up tests the lock
+// again, and the poll stays underneath, for a lock let go without an exit
+// and because fsnotify sees nothing when a process is SIGKILLed and leaves
+// its pidfile behind.
 package waiter
 
 import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
+	"sync"
 
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
@@ -53,6 +59,12 @@ type Target struct {
 	// lock on it before), which WaitAll tests instead of opening Path: see
 	// WaitAll for who closes it.
 	Handle *pidfile.Handle
+	// Pidfd, if not nil, is a pidfd (Linux) of the process PID: the one
+	// a caller pinned PID with to signal it.
+	// The waiter takes it over as it does Handle, and watches it for the
+	// exit instead of opening a pidfd of its own; it never signals
+	// through it.
+	Pidfd *os.File
 }
 
 // A Strategy decides how to wait. [Poll] and [Notify] are the two there are.
@@ -60,6 +72,8 @@ type Strategy interface {
 	wait(ctx context.Context, r *run) error
 	// fdsPerTarget is how many descriptors a kept target costs.
 	fdsPerTarget() int
+	// eachConfig is how [WaitEach] waits with it.
+	eachConfig() eachConfig
 }
 
 // Default is the strategy used when none is given: [Poll] with its defaults.
@@ -99,16 +113,29 @@ func WaitAll(ctx context.Context, targets []Target, s Strategy, done func(Target
 		if t.Handle != nil {
 			given++
 		}
+		if t.Pidfd != nil {
+			given++
+		}
 	}
+	budget := DescriptorBudget() + given
 	r := &run{targets: targets, hs: make([]*pidfile.Handle, len(targets)), over: make([]bool, len(targets)),
-		pids: make([]int, len(targets)), done: done, keep: (DescriptorBudget() + given) / s.fdsPerTarget()}
+		pids: make([]int, len(targets)), given: make([]*os.File, len(targets)), done: done,
+		keep: budget / s.fdsPerTarget(),
+		// Closes off this goroutine only where the descriptors they hold
+		// a moment longer cannot starve a test (or done) of one.
+		asyncClose: budget >= (len(targets)+1)*s.fdsPerTarget()+closers}
 	defer r.closeAll()
 	for i, t := range targets {
 		r.pids[i] = t.PID
+		r.given[i] = t.Pidfd
 		if r.kept >= r.keep {
 			// No descriptor to keep for it: opened at each test.
 			if t.Handle != nil {
 				t.Handle.Close()
+			}
+			if t.Pidfd != nil {
+				t.Pidfd.Close()
+				r.given[i] = nil
 			}
 			r.pending++
 			continue
@@ -156,10 +183,18 @@ type run struct {
 	hs      []*pidfile.Handle
 	over    []bool
 	pids    []int // the holder each target waits for, where known
+	// given holds the pidfds the targets came with, until watched.
+	given   []*os.File
+	w       *pidfdWatcher // nil until the wait watches pidfds
 	pending int
 	done    func(Target, error)
 	// keep bounds how many pidfiles stay open between tests (kept).
 	keep, kept int
+	// closing feeds the goroutines that close finished targets' handles
+	// (closeLater), nil until the first.
+	closing    chan *pidfile.Handle
+	closersWG  sync.WaitGroup
+	asyncClose bool
 }
 
 // probe tests target i's lock and finishes it when released. A target
@@ -205,37 +240,36 @@ func (r *run) probe(i int) {
 		r.hs[i] = nil
 		r.kept--
 	}
+	if err == nil && r.w != nil {
+		r.w.settle(i, r.given[i])
+	}
 	r.pending--
 	r.finish(i, err, h)
 }
 
-// keptPIDs returns the holder pids of the targets with a kept descriptor,
-// zero for the others: a wake-up descriptor (pidfd) costs one more each.
-func (r *run) keptPIDs() []int {
-	pids := make([]int, len(r.pids))
-	for i, h := range r.hs {
-		if h != nil {
-			pids[i] = r.pids[i]
+// watchPidfds watches, through w, the holder of each pending target with
+// a kept descriptor: through the pidfd it came with, or one opened while
+// budget (descriptors) lasts. It reports whether every pending target is
+// watched.
+func (r *run) watchPidfds(w *pidfdWatcher) (all bool) {
+	r.w = w
+	all = true
+	for i := range r.targets {
+		if !r.over[i] && !r.watch(i, r.hs[i] != nil) {
+			all = false
 		}
 	}
-	return pids
+	return all
 }
 
-// wakePIDs is keptPIDs for the targets still pending, as many as the
-// descriptors left allow (a pidfd each): the others are left to the rounds.
-func (r *run) wakePIDs() []int {
-	pids := r.keptPIDs()
-	budget := DescriptorBudget()
-	for i, pid := range pids {
-		switch {
-		case pid == 0:
-		case r.over[i] || budget <= 0:
-			pids[i] = 0
-		default:
-			budget--
-		}
+// watch watches target i's holder through the pidfd it came with or, with
+// open, one opened for it, and reports whether it does.
+func (r *run) watch(i int, open bool) bool {
+	if f := r.given[i]; f != nil {
+		r.given[i] = nil
+		return r.w.adopt(i, f)
 	}
-	return pids
+	return open && r.w.add(i, r.pids[i])
 }
 
 // round probes every pending target.
@@ -249,21 +283,70 @@ func (r *run) round() {
 // its lock was last tested on), and then closes h.
 func (r *run) finish(i int, err error, h *pidfile.Handle) {
 	r.over[i] = true
+	if r.w != nil {
+		r.w.drop(i)
+	}
+	if f := r.given[i]; f != nil {
+		f.Close()
+		r.given[i] = nil
+	}
 	if r.done != nil {
 		t := r.targets[i]
 		t.Handle = h
 		r.done(t, err)
 	}
 	if h != nil {
-		h.Close()
+		r.closeLater(h)
 	}
 }
 
+// closers bounds the handles of finished targets being closed at once.
+const closers = 8
+
+// closeLater closes h off the wait's goroutine. The handle of a finished
+// target is often the last descriptor of a pidfile done has just unlinked,
+// and on a filesystem mounted with discard (ext4 -o discard) that close
+// frees the file's block with a synchronous discard: the thread waits for
+// the device, which would hold up the test and removal of the next nodes.
+// Up to closers such closes wait at once; closeAll waits for them all.
+// Without asyncClose (descriptors are short) h is closed here, and so it
+// is when no other target is pending: nothing waits behind that close,
+// and handing it over (waking a goroutine, perhaps starting a thread)
+// would cost the end of the wait more than the close does.
+func (r *run) closeLater(h *pidfile.Handle) {
+	if !r.asyncClose || r.pending == 0 {
+		h.Close()
+		return
+	}
+	if r.closing == nil {
+		r.closing = make(chan *pidfile.Handle)
+		for range closers {
+			r.closersWG.Go(func() {
+				for h := range r.closing {
+					h.Close()
+				}
+			})
+		}
+	}
+	r.closing <- h
+}
+
 func (r *run) closeAll() {
+	if r.closing != nil {
+		close(r.closing)
+		r.closersWG.Wait()
+		r.closing = nil
+	}
 	for i, h := range r.hs {
 		if h != nil {
 			h.Close()
 			r.hs[i] = nil
+		}
+	}
+	for i, f := range r.given {
+		if f != nil {
+			f.Close()
+			r.given[i] = nil
 		}
 	}
 	r.kept = 0

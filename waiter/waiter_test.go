@@ -27,6 +27,8 @@ const (
 // The test binary holds a pidfile's lock when started with this variable
 // set: it prints "locked" and holds until stdin closes, then exits without
 // removing the file (as a crash would) unless the value starts with "rm:".
+// With "drop:" it lets go of the lock then, leaves the file, and lives on
+// (until the test kills it).
 const holderEnv = "WAITER_TEST_HOLD"
 
 func TestMain(m *testing.M) {
@@ -35,9 +37,12 @@ func TestMain(m *testing.M) {
 	}
 	if v := os.Getenv(holderEnv); v != "" {
 		path := v
-		rm := false
+		rm, drop := false, false
 		if len(v) > 3 && v[:3] == "rm:" {
 			path, rm = v[3:], true
+		}
+		if len(v) > 5 && v[:5] == "drop:" {
+			path, drop = v[5:], true
 		}
 		l, err := pidfile.Acquire(path)
 		if err != nil {
@@ -48,6 +53,10 @@ func TestMain(m *testing.M) {
 		io.Copy(io.Discard, os.Stdin)
 		if rm {
 			l.Release()
+		}
+		if drop {
+			l.Close()
+			time.Sleep(time.Hour) // alive without the lock: killed by the test
 		}
 		os.Exit(0)
 	}

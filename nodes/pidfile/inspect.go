@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -118,6 +119,10 @@ type Handle struct {
 	// rw: opened for writing too ([OpenToRemove]), which the brief OFD
 	// write lock of [Handle.RemoveIfStale] needs.
 	rw bool
+	// dir, if not nil, is the folder it was opened in ([Folders]), where
+	// its name is checked and unlinked; without it the folder is reached
+	// again from / for that.
+	dir *sharedFolder
 }
 
 // Open opens the pidfile at path for lock tests. The error wraps
@@ -171,6 +176,9 @@ func (h *Handle) Holder() (State, int, error) {
 // SameFile reports whether the path still names the file the handle has
 // open.
 func (h *Handle) SameFile() bool {
+	if h.dir != nil {
+		return h.dir.d.SameFile(filepath.Base(h.path), h.f)
+	}
 	a, err := h.f.Stat()
 	if err != nil {
 		return false
@@ -181,8 +189,8 @@ func (h *Handle) SameFile() bool {
 
 // ReadPID parses the pid on the file's first line (see [ParsePID]).
 func (h *Handle) ReadPID() (int, error) {
-	buf := make([]byte, 32)
-	n, err := h.f.ReadAt(buf, 0)
+	var buf [32]byte
+	n, err := readHead(h.f, buf[:])
 	if err != nil && err != io.EOF {
 		return 0, err
 	}
@@ -195,5 +203,10 @@ func (h *Handle) ReadPID() (int, error) {
 func (h *Handle) Close() error {
 	unlock := lockPath(h.path)
 	defer unlock()
-	return h.f.Close()
+	err := h.f.Close()
+	if h.dir != nil {
+		h.dir.unref()
+		h.dir = nil
+	}
+	return err
 }

@@ -15,3 +15,6 @@ func setlk(f *os.File) error             { return errors.ErrUnsupported }
 func briefLock(f *os.File) error         { return errors.ErrUnsupported }
 func getlk(f *os.File) (lockSeen, error) { return lockSeen{}, errors.ErrUnsupported }
 func briefUnlock(f *os.File) error       { return errors.ErrUnsupported }
+
+// readHead reads the start of f into buf.
+func readHead(f *os.File, buf []byte) (int, error) { return f.ReadAt(buf, 0) }

@@ -4,6 +4,7 @@ package pidfile
 
 import (
 	"errors"
+	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -42,4 +43,31 @@ func getlk(f *os.File) (lockSeen, error) {
 		return lockSeen{}, nil
 	}
 	return lockSeen{locked: true, write: lk.Type == unix.F_WRLCK, start: lk.Start, len: lk.Len, pid: int(lk.Pid)}, nil
+}
+
+// readHead reads the start of f into buf with one pread(2): a pidfile's
+// text is a few bytes, and os.File.ReadAt would read again to see the end.
+// It returns io.EOF with n 0 for an empty file.
+func readHead(f *os.File, buf []byte) (n int, err error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	if cerr := rc.Control(func(fd uintptr) {
+		for {
+			n, err = unix.Pread(int(fd), buf, 0)
+			if err != unix.EINTR {
+				return
+			}
+		}
+	}); cerr != nil {
+		return 0, cerr
+	}
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, io.EOF
+	}
+	return n, nil
 }

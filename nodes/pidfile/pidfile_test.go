@@ -221,6 +221,16 @@ func TestHostilePidfiles(t *testing.T) {
 // left to RemoveStale, which removes it only if it is stale.
 func TestRemoveIfStale(t *testing.T) {
 	t.Parallel()
+	t.Run("alone", func(t *testing.T) { testRemoveIfStale(t, pidfile.OpenToRemove) })
+	t.Run("folders", func(t *testing.T) {
+		fo := pidfile.NewFolders()
+		defer fo.Close()
+		testRemoveIfStale(t, fo.OpenToRemove)
+	})
+}
+
+// testRemoveIfStale is TestRemoveIfStale with openRW as OpenToRemove.
+func testRemoveIfStale(t *testing.T, openRW func(string) (*pidfile.Handle, error)) {
 	dir := t.TempDir()
 	stale := func(name string) string {
 		path := filepath.Join(dir, name)
@@ -235,7 +245,7 @@ func TestRemoveIfStale(t *testing.T) {
 	}
 
 	// Stale: removed through the handle, opened for writing or not.
-	for _, open := range []func(string) (*pidfile.Handle, error){pidfile.OpenToRemove, pidfile.Open} {
+	for _, open := range []func(string) (*pidfile.Handle, error){openRW, pidfile.Open} {
 		path := stale("stale.pid")
 		h, err := open(path)
 		if err != nil {
@@ -249,7 +259,7 @@ func TestRemoveIfStale(t *testing.T) {
 
 	// Locked since the handle was opened (same file): kept, with its pid.
 	path := stale("held.pid")
-	h, err := pidfile.OpenToRemove(path)
+	h, err := openRW(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +276,7 @@ func TestRemoveIfStale(t *testing.T) {
 	// Replaced by a stale file since the handle was opened: the new file
 	// is removed (it is stale), as RemoveStale would.
 	path = stale("replaced.pid")
-	h2, err := pidfile.OpenToRemove(path)
+	h2, err := openRW(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +290,7 @@ func TestRemoveIfStale(t *testing.T) {
 
 	// Replaced by a held file: kept.
 	path = stale("replaced2.pid")
-	h3, err := pidfile.OpenToRemove(path)
+	h3, err := openRW(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,5 +302,45 @@ func TestRemoveIfStale(t *testing.T) {
 	}
 	if err := h3.RemoveIfStale(); !errors.As(err, &held) || held.PID != cmd2.Process.Pid || !exists(path) {
 		t.Fatalf("RemoveIfStale of a replaced held pidfile: %v, exists %v; want HeldError with pid %d", err, exists(path), cmd2.Process.Pid)
+	}
+}
+
+// A pidfile opened through Folders is removed in the folder it was opened
+// in, even once that folder's path names another folder (here through a
+// link the test's user made, which a walk would trust): the stale file
+// there is not touched.
+func TestFoldersRemoveInFolderOpened(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	run, moved, other := filepath.Join(dir, "run"), filepath.Join(dir, "moved"), filepath.Join(dir, "other")
+	for _, d := range []string{run, other} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "a.pid"), []byte("4194000\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fo := pidfile.NewFolders()
+	h, err := fo.OpenToRemove(filepath.Join(run, "a.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	fo.Close() // the handle keeps its folder open
+	if err := os.Rename(run, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.RemoveIfStale(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(other, "a.pid")); err != nil {
+		t.Fatalf("the stale pidfile in the folder the path names now was removed: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(moved, "a.pid")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the pidfile opened was not removed from its folder: %v", err)
 	}
 }

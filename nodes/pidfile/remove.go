@@ -70,7 +70,10 @@ func RemoveStale(path string) error {
 // pidfile, a new instance's), or h was opened for reading only, the path is
 // left to RemoveStale, which opens whatever it names now.
 func (h *Handle) RemoveIfStale() error {
-	if !h.rw || !h.SameFile() {
+	// In a folder of Folders' the name is checked once, under the brief
+	// lock, just before the unlink; otherwise here, and again by
+	// unlinkSame in the folder it reaches.
+	if !h.rw || (h.dir == nil && !h.SameFile()) {
 		return RemoveStale(h.path)
 	}
 	unlock := lockPath(h.path)
@@ -83,7 +86,17 @@ func (h *Handle) RemoveIfStale() error {
 		err := briefLock(h.f)
 		if err == nil {
 			testHoldLock()
-			err = unlinkSame(h.f, h.path)
+			if h.dir != nil {
+				if !h.SameFile() {
+					// Replaced: the new file is RemoveStale's.
+					briefUnlock(h.f)
+					unlock()
+					return RemoveStale(h.path)
+				}
+				err = removeIn(h.dir.d, h.path)
+			} else {
+				err = unlinkSame(h.f, h.path)
+			}
 			if uerr := briefUnlock(h.f); err == nil && uerr != nil {
 				err = fmt.Errorf("pidfile %s: unlock: %w", h.path, uerr)
 			}
@@ -139,10 +152,23 @@ func unlinkSame(f *os.File, path string) error {
 		return nil
 	}
 	defer d.Close()
-	if name := filepath.Base(path); d.SameFile(name, f) {
-		if err := d.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("pidfile %s: %w", path, safefs.BareErr(err))
-		}
+	return unlinkSameIn(d, f, path)
+}
+
+// unlinkSameIn unlinks path's name in d, the folder path is in, if it
+// names f: the same-inode check and the unlink both relative to d.
+func unlinkSameIn(d *safefs.Folder, f *os.File, path string) error {
+	if d.SameFile(filepath.Base(path), f) {
+		return removeIn(d, path)
+	}
+	return nil
+}
+
+// removeIn unlinks path's name in d, the folder path is in; a name gone
+// already is not an error.
+func removeIn(d *safefs.Folder, path string) error {
+	if err := d.Remove(filepath.Base(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("pidfile %s: %w", path, safefs.BareErr(err))
 	}
 	return nil
 }
