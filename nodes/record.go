@@ -291,6 +291,9 @@ func (s Spec) Resolve() ([]Node, error) {
 	if rundir == "" {
 		rundir = DefaultRunDir()
 	}
+	// The records read already (all of them, with no names), else read
+	// here, each through one opening of the rundir.
+	var recorded map[string]Node
 	if len(s.Names) == 0 {
 		recs, err := ReadRecords(rundir)
 		if err != nil {
@@ -300,8 +303,10 @@ func (s Spec) Resolve() ([]Node, error) {
 			return nil, fmt.Errorf("%w, and none recorded in %s", ErrNoNodes, rundir)
 		}
 		names := make([]string, len(recs))
+		recorded = make(map[string]Node, len(recs))
 		for i, r := range recs {
 			names[i] = r.Name + "@" + r.Host
+			recorded[r.Name] = r
 		}
 		s.Names, s.Prefix = names, ""
 	} else {
@@ -311,8 +316,26 @@ func (s Spec) Resolve() ([]Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	var d *safefs.Folder
+	if recorded == nil {
+		if d, err = safefs.OpenFolder(rundir, false); err == nil {
+			defer d.Close()
+		} else {
+			d = nil // ReadRecord says why, node by node, as before
+		}
+	}
+	read := func(name string) (Node, error) {
+		if rec, ok := recorded[name]; ok {
+			return rec, nil
+		}
+		if d != nil {
+			rec, _, err := readRecord(d, rundir, name)
+			return rec, err
+		}
+		return ReadRecord(rundir, name)
+	}
 	for i := range ns {
-		rec, err := ReadRecord(rundir, ns[i].Name)
+		rec, err := read(ns[i].Name)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
