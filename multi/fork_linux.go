@@ -84,8 +84,8 @@ func forkNode(s *forkSpec) (int, syscall.Errno) {
 	// Standard input, output and error first: the child must never hold
 	// the launcher's own, or a caller reading multi's output would wait
 	// for a child that waits (the tests' hook below, or a slow exec).
-	// The parent's descriptors are all 3 or above (the Go runtime opens
-	// /dev/null on a closed 0, 1 or 2 at start-up), so none is overwritten.
+	// The parent's descriptors are all 3 or above (spawnFork checks), so
+	// none is overwritten.
 	for _, d := range [3][2]int{{s.nullFD, 0}, {s.logFD, 1}, {s.logFD, 2}} {
 		if _, _, e := syscall.RawSyscall(syscall.SYS_DUP3, uintptr(d[0]), uintptr(d[1]), 0); e != 0 {
 			forkFail(s, forkDup, e)

@@ -262,3 +262,36 @@ func TestForkKeepsLockWithPidfileOpenHere(t *testing.T) {
 		t.Fatalf("Inspect: %+v, %v; want held by %d", info, err, ch.pid)
 	}
 }
+
+// A program that closed its standard descriptors gets its next ones as
+// 0, 1 and 2: the fork path leaves such a start to the exec step, whose
+// child sorts the descriptors out, rather than overwrite the logfile's or
+// the pidfile's with /dev/null.
+func TestForkLowDescriptorsUseStep(t *testing.T) {
+	if _, err := devNull(); err != nil { // opened once, before
+		t.Fatal(err)
+	}
+	var saved [3]int
+	for fd := range saved {
+		d, err := unix.Dup(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved[fd] = d
+	}
+	for fd := range saved {
+		unix.Close(fd)
+	}
+	n := forkTestNode(t, "w1", "sleep", "300")
+	ch, err, ok := spawnFork(n, os.Environ())
+	for fd, d := range saved {
+		unix.Dup2(d, fd)
+		unix.Close(d)
+	}
+	if ok {
+		if ch != nil {
+			killNode(t, ch)
+		}
+		t.Fatalf("the fork path ran with descriptors 0-2 free (%v); want the exec step", err)
+	}
+}

@@ -59,6 +59,12 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 		return nil, nil, false
 	}
 	defer log.Close()
+	if null.Fd() < 3 || log.Fd() < 3 {
+		// A program that closed its standard input, output or error:
+		// the child's dup3 onto 0, 1 and 2 would overwrite its own
+		// descriptors. os/exec's child sorts them out.
+		return nil, nil, false
+	}
 	ch = &child{node: n, born: time.Now(), logOff: -1}
 	if st, err := log.Stat(); err == nil {
 		ch.logOff = st.Size() // the log is appended to: show only this run's lines
@@ -94,6 +100,10 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 			return nil, err, true
 		}
 		s.pidFD = int(claim.File().Fd())
+		if s.pidFD < 3 {
+			claim.Close()
+			return nil, nil, false // as above
+		}
 		if s.envv, err = syscall.SlicePtrFromStrings(forkEnviron(env, n, s.pidFD)); err != nil {
 			claim.Close()
 			return nil, nil, false
@@ -102,6 +112,9 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 		stage, errno, pid, err := forkReport(s)
 		if stage != forkBusy {
 			claim.Close()
+		}
+		if errors.Is(err, errLowFD) {
+			return nil, nil, false // as above
 		}
 		if err != nil {
 			// No child (no process or descriptor left): a pidfile this
@@ -174,6 +187,10 @@ func forkReport(s *forkSpec) (stage uint32, errno syscall.Errno, pid int, err er
 		return 0, 0, 0, err
 	}
 	defer r.Close()
+	if w.Fd() < 3 {
+		w.Close()
+		return 0, 0, 0, errLowFD
+	}
 	s.reportFD = int(w.Fd())
 	// As os/exec does: no descriptor opened meanwhile without
 	// close-on-exec (by code that sets it afterwards) leaks into the node.
@@ -191,6 +208,10 @@ func forkReport(s *forkSpec) (stage uint32, errno syscall.Errno, pid int, err er
 	}
 	return binary.NativeEndian.Uint32(b[:4]), syscall.Errno(binary.NativeEndian.Uint32(b[4:])), pid, nil
 }
+
+// errLowFD: a descriptor the child needs is 0, 1 or 2, which it
+// overwrites with its standard input, output and error.
+var errLowFD = errors.New("descriptor below 3")
 
 // mustFind returns the process of this process's unreaped child pid,
 // which cannot have been reused: os.FindProcess cannot fail on Unix.
