@@ -179,40 +179,13 @@ func waitFifoReader(path string, timeout time.Duration) error {
 // confirmS6 reads each service's supervise/status (s6 2.11: the pid is a
 // big-endian uint64 at byte 24) until each names a live process.
 func confirmS6(svcs []string, timeout time.Duration) ([]int, time.Time, bool, error) {
-	deadline := time.Now().Add(timeout)
-	pids := make([]int, len(svcs))
-	for try := 0; ; try++ {
-		ok := true
-		for i, svc := range svcs {
-			if pids[i] != 0 {
-				continue
-			}
-			b, err := os.ReadFile(filepath.Join(svc, "supervise", "status"))
-			if err != nil || len(b) < 32 {
-				ok = false
-				continue
-			}
-			pid := int(binary.BigEndian.Uint64(b[24:32]))
-			if pid <= 1 || !alive(pid) {
-				ok = false
-				continue
-			}
-			pids[i] = pid
+	return confirmPIDs(len(svcs), "s6 services not up", timeout, func(i int) int {
+		b, err := os.ReadFile(filepath.Join(svcs[i], "supervise", "status"))
+		if err != nil || len(b) < 32 {
+			return 0
 		}
-		if ok {
-			return pids, time.Now(), try == 0, nil
-		}
-		if time.Now().After(deadline) {
-			missing := 0
-			for _, pid := range pids {
-				if pid == 0 {
-					missing++
-				}
-			}
-			return pids, time.Time{}, false, fmt.Errorf("%d of %d s6 services not up after %s", missing, len(svcs), timeout)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return int(binary.BigEndian.Uint64(b[24:32]))
+	})
 }
 
 // waitGone waits until none of pids is alive (the reaper has them).

@@ -64,25 +64,33 @@ func nodeName(i int) string { return "celery" + strconv.Itoa(i) }
 // returns the pids, when that was first true, and whether it was true at
 // the first look.
 func confirmPidfiles(paths []string, timeout time.Duration) ([]int, time.Time, bool, error) {
+	return confirmPIDs(len(paths), "pidfiles name no live process", timeout, func(i int) int {
+		b, err := os.ReadFile(paths[i])
+		if err != nil {
+			return 0
+		}
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		return pid
+	})
+}
+
+// confirmPIDs polls pidOf(i) for i < n until each names a live process
+// (pid > 1), with the same results as confirmPidfiles; what says, in the
+// error, what is missing.
+func confirmPIDs(n int, what string, timeout time.Duration, pidOf func(i int) int) ([]int, time.Time, bool, error) {
 	deadline := time.Now().Add(timeout)
-	pids := make([]int, len(paths))
+	pids := make([]int, n)
 	for try := 0; ; try++ {
 		ok := true
-		for i, p := range paths {
+		for i := range pids {
 			if pids[i] != 0 {
 				continue
 			}
-			b, err := os.ReadFile(p)
-			if err != nil {
+			if pid := pidOf(i); pid > 1 && alive(pid) {
+				pids[i] = pid
+			} else {
 				ok = false
-				continue
 			}
-			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err != nil || pid <= 1 || !alive(pid) {
-				ok = false
-				continue
-			}
-			pids[i] = pid
 		}
 		if ok {
 			return pids, time.Now(), try == 0, nil
@@ -94,7 +102,7 @@ func confirmPidfiles(paths []string, timeout time.Duration) ([]int, time.Time, b
 					missing++
 				}
 			}
-			return pids, time.Time{}, false, fmt.Errorf("%d of %d pidfiles name no live process after %s", missing, len(paths), timeout)
+			return pids, time.Time{}, false, fmt.Errorf("%d of %d %s after %s", missing, n, what, timeout)
 		}
 		time.Sleep(time.Millisecond)
 	}
