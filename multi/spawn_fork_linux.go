@@ -295,10 +295,10 @@ func lookNode(n nodes.Node, env []string) (string, bool) {
 }
 
 // executable: path names a file (not a folder) that this process may
-// execute, as os/exec's LookPath checks it.
+// execute: os/exec's own check, which a name with a slash gets alone.
 func executable(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && !st.IsDir() && unix.Faccessat(unix.AT_FDCWD, path, unix.X_OK, unix.AT_EACCESS) == nil
+	_, err := exec.LookPath(path)
+	return err == nil
 }
 
 var (

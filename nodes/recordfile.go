@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/multi-launcher/multi/internal/safefs"
 )
@@ -121,7 +120,7 @@ func readRecordFileTry(d *safefs.Folder, path string, retry int) ([]byte, error)
 	// file still at its name once locked is the record. Should a lock
 	// never come (another user's, on a file it can read), the read goes
 	// on, and is checked afterwards instead.
-	locked := lockRecordShared(f)
+	locked := lockShared(f) == nil // up to about a second, as for the rundir's lock
 	b, err := io.ReadAll(io.LimitReader(f, maxRecord+1))
 	if err != nil {
 		return nil, safefs.BareErr(err)
@@ -138,20 +137,4 @@ func readRecordFileTry(d *safefs.Folder, path string, retry int) ([]byte, error)
 		}
 	}
 	return b, nil
-}
-
-// lockRecordShared takes f's flock shared, waiting up to about a second
-// for a writer (microseconds, a sync at most); false if it could not.
-func lockRecordShared(f *os.File) bool {
-	for try := 0; try < 40; try++ {
-		err := flock(f, false)
-		if err == nil {
-			return true
-		}
-		if err != errBusy {
-			return false
-		}
-		time.Sleep(time.Duration(50*1000) << min(try, 8))
-	}
-	return false
 }
