@@ -150,6 +150,13 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 				continue
 			}
 			return nil, fmt.Errorf("pidfile %s: replaced again and again while being locked", n.PidFile), true
+		}
+		// Whatever stage failed, the child holds no lock now: a pidfile
+		// the parent made is left empty, one there before is stale.
+		// Neither is left behind (a node whose folder is gone is
+		// stopped, not stale); a holder's is never removed.
+		pidfile.RemoveStale(n.PidFile)
+		switch stage {
 		case forkSetsid:
 			return nil, os.NewSyscallError("setsid", errno), true
 		case forkChdir:
@@ -159,8 +166,6 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 		case forkDup:
 			return nil, fmt.Errorf("logfile %s: %w", n.LogFile, errno), true
 		}
-		// The lock was taken, and the pid written: the file is stale now.
-		pidfile.RemoveStale(n.PidFile)
 		switch stage {
 		case forkWrite:
 			return nil, fmt.Errorf("pidfile %s: cannot write the pid: %w", n.PidFile, errno), true
