@@ -27,6 +27,7 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"fakenode": fakeNode,
+		"sigblock": sigBlock,
 	})
 }
 

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -163,8 +165,26 @@ func execStep(args []string, selfLock bool) {
 		}
 		os.Setenv(pidfile.EnvPidfileFD, strconv.Itoa(fd))
 	}
+	defaultSignals()
 	err = syscall.Exec(path, argv, os.Environ())
 	failExec(&exec.Error{Name: argv[0], Err: err})
+}
+
+// defaultSignals readies this process to exec a node that starts with
+// no signal ignored and (where the system lets a thread say so) none
+// blocked, whatever the caller of multi ignored or blocked. A signal
+// ignored is caught instead, which the exec resets to its default.
+// The calling goroutine stays on its thread, so that the exec happens
+// with the mask set here.
+func defaultSignals() {
+	runtime.LockOSThread()
+	drop := make(chan os.Signal, 1)
+	for sig := syscall.Signal(1); sig <= 64; sig++ {
+		if sig != syscall.SIGKILL && sig != syscall.SIGSTOP && signal.Ignored(sig) {
+			signal.Notify(drop, sig)
+		}
+	}
+	unblockSignals()
 }
 
 // stepWaitEnv names a FIFO the exec step opens, and so waits on, before
