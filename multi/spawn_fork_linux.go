@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"golang.org/x/sys/unix"
@@ -83,7 +84,7 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 			return nil, nil, false
 		}
 	}
-	if v := envValue(env, stepWaitEnv); v != "" {
+	if v := envValue(env, stepWaitEnv); v != "" && testhooks.On() {
 		if s.waitFifo, err = syscall.BytePtrFromString(v); err != nil {
 			return nil, nil, false
 		}
@@ -253,9 +254,10 @@ func forkEnviron(env []string, n nodes.Node, fd int) []string {
 }
 
 // stepHooked: the environment sets the tests' hook that holds the lock
-// inside pidfile.Acquire, which only the exec step runs.
+// inside pidfile.Acquire, which only the exec step runs (test builds
+// only: package testhooks).
 func stepHooked(env []string) bool {
-	return envValue(env, "_MULTI_TEST_HOLD_LOCK") != ""
+	return testhooks.On() && envValue(env, "_MULTI_TEST_HOLD_LOCK") != ""
 }
 
 // envValue is the value of key in env, the last one if several.

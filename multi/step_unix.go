@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"golang.org/x/sys/unix"
@@ -133,7 +134,7 @@ func execStep(args []string, selfLock bool) {
 	if err != nil {
 		failExec(err)
 	}
-	if p := os.Getenv(stepWaitEnv); p != "" {
+	if p := testhooks.Getenv(stepWaitEnv); p != "" {
 		// Tests stop the step here, its pidfile locked, to kill multi
 		// start at this point: the open waits for a reader of the FIFO.
 		os.Unsetenv(stepWaitEnv)
@@ -188,7 +189,8 @@ func defaultSignals() {
 }
 
 // stepWaitEnv names a FIFO the exec step opens, and so waits on, before
-// it opens the logfile: only for tests that kill multi start there.
+// it opens the logfile: only for tests that kill multi start there, and
+// only in test builds (package testhooks).
 const stepWaitEnv = "_MULTI_TEST_STEP_WAIT"
 
 // stepPathEnv carries the $PATH the step looks the command up on ("" for
