@@ -71,6 +71,19 @@ func execStep(args []string, selfLock bool) {
 		fail("fail", errors.New("exec step: bad arguments"))
 	}
 	pidPath, logfile, argv := args[0], args[1], args[3:]
+	if !selfLock {
+		// Only a node that locks its own pidfile reaches its folders.
+		os.Unsetenv(nodes.SharedEnv)
+	}
+	if os.Getenv(stepDirEnv) != "" {
+		// The working folder, as the launcher's walk reached it: never a
+		// path a link could have replaced since.
+		os.Unsetenv(stepDirEnv)
+		if err := unix.Fchdir(dirFD); err != nil {
+			fail("fail", fmt.Errorf("working folder: %w", err))
+		}
+		unix.Close(dirFD)
+	}
 	// Run mode (see [Cluster.Run]): output to the inherited pipes, and a
 	// held lock waited for.
 	inherit, standby := os.Getenv(stepOutEnv) != "", os.Getenv(stepStandbyEnv) != ""
@@ -167,6 +180,13 @@ func execStep(args []string, selfLock bool) {
 	failExec(&exec.Error{Name: argv[0], Err: err})
 }
 
+// stepDirEnv says the exec step has its node's working folder open as
+// dirFD, to change to.
+const stepDirEnv = "_MULTI_STEP_DIR"
+
+// dirFD is the working folder's descriptor in the exec step, after errFD.
+const dirFD = errFD + 1
+
 // stepWaitEnv names a FIFO the exec step opens, and so waits on, before
 // it opens the logfile: only for tests that kill multi start there.
 const stepWaitEnv = "_MULTI_TEST_STEP_WAIT"
@@ -212,6 +232,15 @@ func stepEnviron(env []string, step string, n nodes.Node) []string {
 	if p, ok := lookPATH(env); ok {
 		lookup = "=" + p
 	}
-	return append(env[:len(env):len(env)], stepEnv+"="+step, nodes.EnvNode+"="+n.FullName(),
+	out := append(env[:len(env):len(env)], stepEnv+"="+step, nodes.EnvNode+"="+n.FullName(),
 		stepProcsEnv+"="+procs, stepPathEnv+"="+lookup, "GOMAXPROCS=1")
+	if n.Dir != "" {
+		out = append(out, stepDirEnv+"=1")
+	}
+	if shared := nodes.AcceptedShared(); shared != "" {
+		// The folders the step, and a node that locks its own pidfile,
+		// reach as this process accepted them.
+		out = append(out, nodes.SharedEnv+"="+shared)
+	}
+	return out
 }
