@@ -43,8 +43,28 @@ func AcceptShared(rundir string, ns []Node) {
 // [SharedEnv]'s value ("" for none).
 func AcceptedShared() string { return safefs.Accepted() }
 
-// errShared: records in a shared rundir are not read.
-var errShared = fmt.Errorf("not read: its folder is shared (others than root and this user can write to it): %w", fs.ErrNotExist)
+// errShared: records in a shared rundir are not read; to callers, as if
+// there were none.
+var errShared error = sharedError{}
+
+type sharedError struct{}
+
+func (sharedError) Error() string {
+	return "not read: others than root and this user can write to its folder"
+}
+
+func (sharedError) Is(target error) bool { return target == fs.ErrNotExist }
+
+// sharedRunDir reports whether rundir is a shared folder whose records
+// are not read (see AcceptShared).
+func sharedRunDir(rundir string) bool {
+	d, err := safefs.OpenFolder(rundir, false)
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	return d.Shared()
+}
 
 // OpenWorkDir opens n's working folder (n.Dir), never following a
 // symbolic link that someone other than root or this user could have

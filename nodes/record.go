@@ -249,6 +249,9 @@ func (s Spec) Resolve() ([]Node, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(recs) == 0 && s.AllowSharedFolders && sharedRunDir(rundir) {
+			return nil, fmt.Errorf("%w, and records in %s are %w", ErrNoNodes, rundir, errShared)
+		}
 		if len(recs) == 0 {
 			return nil, fmt.Errorf("%w, and none recorded in %s", ErrNoNodes, rundir)
 		}
