@@ -108,7 +108,7 @@ func testHostilePidfiles(t *testing.T) {
 			// whatever is in it, refused unless accepted.
 			mustOK(t, os.Chmod(filepath.Dir(path), 0o777|fs.ModeSticky))
 			mustOK(t, os.WriteFile(path, []byte(vpid+"\n"), 0o600))
-			return `pidfile ` + regexp.QuoteMeta(path) + `: folder ` + regexp.QuoteMeta(filepath.Dir(path)) +
+			return `bad pidfile: ` + regexp.QuoteMeta(path) + `: folder ` + regexp.QuoteMeta(filepath.Dir(path)) +
 				` \(owner uid 0, mode 1777\) can be written by others than root and this user \(uid 0\); refusing it \(--allow-shared-folders accepts it\)$`
 		}},
 	}

@@ -71,8 +71,10 @@ func execStep(args []string, selfLock bool) {
 		fail("fail", errors.New("exec step: bad arguments"))
 	}
 	pidPath, logfile, argv := args[0], args[1], args[3:]
+	// The folders the launcher accepted (--allow-shared-folders); only
+	// a node that locks its own pidfile reaches them too.
+	nodes.AcceptSharedFromEnv()
 	if !selfLock {
-		// Only a node that locks its own pidfile reaches its folders.
 		os.Unsetenv(nodes.SharedEnv)
 	}
 	if os.Getenv(stepDirEnv) != "" {

@@ -43,6 +43,10 @@ func AcceptShared(rundir string, ns []Node) {
 // [SharedEnv]'s value ("" for none).
 func AcceptedShared() string { return safefs.Accepted() }
 
+// AcceptSharedFromEnv accepts the folders that [SharedEnv] names: only
+// for a process multi started for a node (the exec step).
+func AcceptSharedFromEnv() { safefs.AcceptSharedFromEnv() }
+
 // errShared: records in a shared rundir are not read; to callers, as if
 // there were none.
 var errShared error = sharedError{}

@@ -33,26 +33,33 @@ func (e *UnsafeFolderError) Error() string {
 // SharedEnv carries the folders a multi accepted ([AcceptShared]) to the
 // processes it starts for a node (its exec step, and a node that locks
 // its own pidfile), which reach the same folders: absolute paths joined
-// by [os.PathListSeparator].
+// by [os.PathListSeparator]. Only those processes read it
+// ([AcceptSharedFromEnv]): multi itself accepts a folder only when told
+// to, never because of its environment.
 const SharedEnv = "MULTI_SHARED_FOLDERS"
 
 // shared holds the folders accepted in this process.
 var shared sync.Map
 
-func init() {
-	AcceptShared(filepath.SplitList(os.Getenv(SharedEnv))...)
-}
-
 // AcceptShared accepts the folders at paths, for the rest of this
 // process, although others than root and this user can write to them:
 // [OpenFolder] opens them, and says so ([Folder.Shared]), instead of
-// refusing them. Relative and empty paths are ignored.
+// refusing them. Empty paths are ignored.
 func AcceptShared(paths ...string) {
 	for _, p := range paths {
-		if filepath.IsAbs(p) {
-			shared.Store(filepath.Clean(p), true)
+		if p == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			shared.Store(abs, true) // Abs cleans it, as OpenFolder does
 		}
 	}
+}
+
+// AcceptSharedFromEnv accepts the folders [SharedEnv] names: for the
+// processes multi starts for a node.
+func AcceptSharedFromEnv() {
+	AcceptShared(filepath.SplitList(os.Getenv(SharedEnv))...)
 }
 
 // Accepted lists the folders [AcceptShared] accepted, as [SharedEnv]'s
