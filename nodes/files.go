@@ -43,6 +43,18 @@ func AcceptShared(rundir string, ns []Node) {
 // [SharedEnv]'s value ("" for none).
 func AcceptedShared() string { return safefs.Accepted() }
 
+// SharedFolder reports whether the folder at path is one others than root
+// and this user can write to, accepted ([AcceptShared]): nothing in it
+// proves that multi put it there.
+func SharedFolder(path string) bool {
+	d, err := safefs.OpenFolder(path, false)
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	return d.Shared()
+}
+
 // AcceptSharedFromEnv accepts the folders that [SharedEnv] names: only
 // for a process multi started for a node (the exec step).
 func AcceptSharedFromEnv() { safefs.AcceptSharedFromEnv() }
@@ -58,17 +70,6 @@ func (sharedError) Error() string {
 }
 
 func (sharedError) Is(target error) bool { return target == fs.ErrNotExist }
-
-// sharedRunDir reports whether rundir is a shared folder whose records
-// are not read (see AcceptShared).
-func sharedRunDir(rundir string) bool {
-	d, err := safefs.OpenFolder(rundir, false)
-	if err != nil {
-		return false
-	}
-	defer d.Close()
-	return d.Shared()
-}
 
 // OpenWorkDir opens n's working folder (n.Dir), never following a
 // symbolic link that someone other than root or this user could have

@@ -249,7 +249,7 @@ func (s Spec) Resolve() ([]Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(recs) == 0 && s.AllowSharedFolders && sharedRunDir(rundir) {
+		if len(recs) == 0 && s.AllowSharedFolders && SharedFolder(rundir) {
 			return nil, fmt.Errorf("%w, and records in %s are %w", ErrNoNodes, rundir, errShared)
 		}
 		if len(recs) == 0 {
