@@ -48,7 +48,7 @@ type forkSpec struct {
 	path     *byte   // the command's program, as execve(2) takes it
 	argv     []*byte // ending in nil
 	envv     []*byte // ending in nil
-	dir      *byte   // nil: stay in this folder
+	dirFD    int     // the working folder, opened by the no-link walk; -1: stay in this folder
 	pidfile  *byte   // the pidfile's absolute path, for the same-file check
 	waitFifo *byte   // the tests' stepWaitEnv hook, or nil
 	empty    [1]byte // "", for statx(2) on a descriptor
@@ -95,8 +95,8 @@ func forkNode(s *forkSpec) (int, syscall.Errno) {
 	if _, _, e := syscall.RawSyscall(syscall.SYS_SETSID, 0, 0, 0); e != 0 {
 		forkFail(s, forkSetsid, e)
 	}
-	if s.dir != nil {
-		if _, _, e := syscall.RawSyscall(syscall.SYS_CHDIR, uintptr(unsafe.Pointer(s.dir)), 0, 0); e != 0 {
+	if s.dirFD >= 0 {
+		if _, _, e := syscall.RawSyscall(syscall.SYS_FCHDIR, uintptr(s.dirFD), 0, 0); e != 0 {
 			forkFail(s, forkChdir, e)
 		}
 	}

@@ -71,7 +71,7 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 		ch.logOff = st.Size() // the log is appended to: show only this run's lines
 	}
 
-	s := &forkSpec{nullFD: int(null.Fd()), logFD: int(log.Fd()), fdcwd: unix.AT_FDCWD, maxFD: maxFD()}
+	s := &forkSpec{nullFD: int(null.Fd()), logFD: int(log.Fd()), dirFD: -1, fdcwd: unix.AT_FDCWD, maxFD: maxFD()}
 	s.lk.Type = syscall.F_WRLCK // whole file: Whence, Start and Len 0
 	if s.path, err = syscall.BytePtrFromString(path); err != nil {
 		return nil, nil, false
@@ -80,9 +80,17 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 		return nil, nil, false
 	}
 	if n.Dir != "" {
-		if s.dir, err = syscall.BytePtrFromString(n.Dir); err != nil {
-			return nil, nil, false
+		// The child changes to the folder the walk reached, not to a
+		// path that could be swapped for a link meanwhile.
+		wd, err := nodes.OpenWorkDir(n)
+		if err != nil || wd.Fd() < 3 {
+			if err == nil {
+				wd.Close()
+			}
+			return nil, nil, false // the exec step says why
 		}
+		defer wd.Close()
+		s.dirFD = int(wd.Fd())
 	}
 	if v := envValue(env, stepWaitEnv); v != "" && testhooks.On() {
 		if s.waitFifo, err = syscall.BytePtrFromString(v); err != nil {

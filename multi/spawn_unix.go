@@ -35,10 +35,21 @@ func spawn(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Dur
 	if err != nil {
 		return nil, err
 	}
+	extra := []*os.File{nil}
+	if n.Dir != "" {
+		// The step changes to the folder the walk reached (see stepDirEnv).
+		wd, err := nodes.OpenWorkDir(n)
+		if err != nil {
+			return nil, err
+		}
+		defer wd.Close()
+		extra = append(extra, wd)
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
+	extra[0] = w
 	ch := &child{node: n, born: time.Now()}
 	if st, err := os.Stat(n.LogFile); err == nil {
 		ch.logOff = st.Size() // the log is appended to: show only this run's lines
@@ -52,8 +63,7 @@ func spawn(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Dur
 		Path:        self,
 		Args:        append([]string{"multi: exec " + n.Name, n.PidFile, n.LogFile, "--"}, n.Command...),
 		Env:         stepEnviron(env, step, n),
-		Dir:         n.Dir,
-		ExtraFiles:  []*os.File{w},
+		ExtraFiles:  extra,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
 	started := prepareRun(cmd, n)

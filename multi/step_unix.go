@@ -74,6 +74,21 @@ func execStep(args []string, selfLock bool) {
 		fail("fail", errors.New("exec step: bad arguments"))
 	}
 	pidPath, logfile, argv := args[0], args[1], args[3:]
+	// The folders the launcher accepted (--allow-shared-folders); only
+	// a node that locks its own pidfile reaches them too.
+	nodes.AcceptSharedFromEnv()
+	if !selfLock {
+		os.Unsetenv(nodes.SharedEnv)
+	}
+	if os.Getenv(stepDirEnv) != "" {
+		// The working folder, as the launcher's walk reached it: never a
+		// path a link could have replaced since.
+		os.Unsetenv(stepDirEnv)
+		if err := unix.Fchdir(dirFD); err != nil {
+			fail("fail", fmt.Errorf("working folder: %w", err))
+		}
+		unix.Close(dirFD)
+	}
 	// Run mode (see [Cluster.Run]): output to the inherited pipes, and a
 	// held lock waited for.
 	inherit, standby := os.Getenv(stepOutEnv) != "", os.Getenv(stepStandbyEnv) != ""
@@ -188,6 +203,13 @@ func defaultSignals() {
 	unblockSignals()
 }
 
+// stepDirEnv says the exec step has its node's working folder open as
+// dirFD, to change to.
+const stepDirEnv = "_MULTI_STEP_DIR"
+
+// dirFD is the working folder's descriptor in the exec step, after errFD.
+const dirFD = errFD + 1
+
 // stepWaitEnv names a FIFO the exec step opens, and so waits on, before
 // it opens the logfile: only for tests that kill multi start there, and
 // only in test builds (package testhooks).
@@ -234,6 +256,15 @@ func stepEnviron(env []string, step string, n nodes.Node) []string {
 	if p, ok := lookPATH(env); ok {
 		lookup = "=" + p
 	}
-	return append(env[:len(env):len(env)], stepEnv+"="+step, nodes.EnvNode+"="+n.FullName(),
+	out := append(env[:len(env):len(env)], stepEnv+"="+step, nodes.EnvNode+"="+n.FullName(),
 		stepProcsEnv+"="+procs, stepPathEnv+"="+lookup, "GOMAXPROCS=1")
+	if n.Dir != "" {
+		out = append(out, stepDirEnv+"=1")
+	}
+	if shared := nodes.AcceptedShared(); shared != "" {
+		// The folders the step, and a node that locks its own pidfile,
+		// reach as this process accepted them.
+		out = append(out, nodes.SharedEnv+"="+shared)
+	}
+	return out
 }

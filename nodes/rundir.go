@@ -137,6 +137,9 @@ func cleanRunDir(rundir string) {
 		return
 	}
 	defer d.Close()
+	if d.Shared() {
+		return // nothing of multi's there (see AcceptShared)
+	}
 	if lk, err := openRunLock(d, false); err == nil {
 		cleanTemps(d, lk)
 		lk.Close()
