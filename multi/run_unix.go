@@ -91,10 +91,15 @@ func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 	chld := make(chan os.Signal, 1)
 	signal.Notify(chld, syscall.SIGCHLD)
 	defer signal.Stop(chld)
-	r.sigs = make(chan os.Signal, 16)
-	signal.Notify(r.sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT,
-		syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
-	defer signal.Stop(r.sigs)
+	// The stop signals have a channel of their own: the runtime drops a
+	// signal whose channel is full, and a storm of forwarded ones must
+	// never make it drop a TERM.
+	r.stops = make(chan os.Signal, 4)
+	signal.Notify(r.stops, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
+	defer signal.Stop(r.stops)
+	r.fwd = make(chan os.Signal, 16)
+	signal.Notify(r.fwd, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
+	defer signal.Stop(r.fwd)
 	quit, reaped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(reaped)
@@ -127,7 +132,8 @@ type run struct {
 	o  RunOptions
 	rp *reaper
 
-	sigs   chan os.Signal
+	stops  chan os.Signal // TERM, INT, QUIT
+	fwd    chan os.Signal // the signals forwarded to the nodes
 	events chan func() // work for the loop, from other goroutines
 	done   chan struct{}
 
@@ -145,6 +151,8 @@ type run struct {
 	end          bool
 	ready        bool
 	notifyAddr   string
+	notifyq      chan string   // states for the notify socket, in order
+	notified     chan struct{} // closed once notifyq is drained
 
 	mu      sync.Mutex
 	standby map[string]*exec.Cmd // nodes waiting for their lock; cmd once started
@@ -217,8 +225,17 @@ func (r *run) loop(ctx context.Context) int {
 		if r.graceTimer != nil {
 			grace = r.graceTimer.C
 		}
+		// A stop signal first, however many others are waiting.
 		select {
-		case s := <-r.sigs:
+		case s := <-r.stops:
+			r.signal(s.(syscall.Signal))
+			continue
+		default:
+		}
+		select {
+		case s := <-r.stops:
+			r.signal(s.(syscall.Signal))
+		case s := <-r.fwd:
 			r.signal(s.(syscall.Signal))
 		case <-ctxDone:
 			ctxDone = nil
@@ -235,6 +252,7 @@ func (r *run) loop(ctx context.Context) int {
 		}
 	}
 	r.finish()
+	r.endNotify()
 	return r.code
 }
 
