@@ -134,7 +134,7 @@ type run struct {
 
 	stops  chan os.Signal // TERM, INT, QUIT
 	fwd    chan os.Signal // the signals forwarded to the nodes
-	events chan func() // work for the loop, from other goroutines
+	events chan func()    // work for the loop, from other goroutines
 	done   chan struct{}
 
 	nodes []*runNode
