@@ -61,7 +61,7 @@ func waitRunExit(t *testing.T, cmd *exec.Cmd, done chan struct{}, dir string, wi
 	case <-done:
 	case <-time.After(within):
 		errs, _ := os.ReadFile(filepath.Join(dir, "run.err"))
-		t.Fatalf("multi run still runs %s after TERM\n%s", within, errs)
+		t.Fatalf("multi run still runs %s later\n%s", within, errs)
 	}
 	return cmd.ProcessState.ExitCode()
 }

@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/multi-launcher/multi/nodes"
 )
 
 // Errors of a node whose command cannot be run; [Cluster.Run] exits with
@@ -153,33 +153,14 @@ func ExitCode(err error) int {
 // (a celery worker exits 0 on TERM, another program 143).
 const runTagExt = ".run"
 
-func runTagPath(rundir, name string) string {
-	return filepath.Join(rundir, name+runTagExt)
-}
-
 // untagRun removes the node's run tag when op with sig asks the node to
-// end; without a run there is none, and nothing happens.
+// end; without a run there is none, and nothing happens. The rundir is
+// reached without following an untrusted link: one swapped for a link
+// makes root remove nothing elsewhere.
 func (c *Cluster) untagRun(name string, op string, sig syscall.Signal) {
 	if endsNode(op, sig) {
-		// The tag is a file: one unlink, not os.Remove's unlink and rmdir
-		// (this runs for every node a stopwait signals).
-		syscall.Unlink(runTagPath(c.rundir(), name))
+		nodes.RemoveIn(c.rundir(), name+runTagExt)
 	}
-}
-
-// tagRun leaves the node's run tag; it reports whether it could.
-func (c *Cluster) tagRun(name string) error {
-	f, err := os.OpenFile(runTagPath(c.rundir(), name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|noFollow, 0o600)
-	if err != nil {
-		return err
-	}
-	return f.Close()
-}
-
-// tagged reports whether the node's run tag is still there.
-func (c *Cluster) tagged(name string) bool {
-	_, err := os.Lstat(runTagPath(c.rundir(), name))
-	return err == nil
 }
 
 // endsNode reports whether op with sig asks the node to end: stopwait,

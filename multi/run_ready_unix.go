@@ -4,7 +4,6 @@ package multi
 
 import (
 	"fmt"
-	"os"
 	"syscall"
 	"time"
 
@@ -22,11 +21,7 @@ func (r *run) checkReady() {
 		}
 	}
 	r.ready = true
-	if r.o.ReadyFile != "" {
-		if err := os.WriteFile(r.o.ReadyFile, []byte("ready\n"), 0o644); err != nil {
-			r.logf("ready file: %v", err)
-		}
-	}
+	r.makeReady()
 	r.notify("READY=1")
 	r.logf("every node holds its lock: ready")
 }

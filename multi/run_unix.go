@@ -154,6 +154,8 @@ type run struct {
 	notifyq      chan string   // states for the notify socket, in order
 	notified     chan struct{} // closed once notifyq is drained
 
+	files runFiles
+
 	mu      sync.Mutex
 	standby map[string]*exec.Cmd // nodes waiting for their lock; cmd once started
 	halted  bool                 // the stop has begun: a standby started now is ended
@@ -170,6 +172,8 @@ type runNode struct {
 	restarts int
 	since    time.Time
 	stoodBy  bool // started as a standby once
+	// stopFailed: its stop through its pidfile failed (see stopDirect).
+	stopFailed bool
 }
 
 func (r *run) logf(format string, args ...any) {
@@ -199,12 +203,13 @@ func (r *run) loop(ctx context.Context) int {
 	for i := range results {
 		r.nodes = append(r.nodes, &runNode{n: results[i].Node})
 	}
-	if !r.c.checkDistinct("run", results) || !r.c.makeRunDir("run", results) {
+	if !r.c.checkDistinct("run", results) || !r.c.makeRunDir("run", results) || !r.checkReadyFile(results) {
 		for i := range results {
 			r.c.report(&results[i])
 		}
 		return 1
 	}
+	r.openTags()
 	for _, rn := range r.nodes {
 		r.tag(rn)
 		rn.starting = true
@@ -247,8 +252,7 @@ func (r *run) loop(ctx context.Context) int {
 		case f := <-r.events:
 			f()
 		case <-grace:
-			r.logf("every lock is released; not waiting longer for the exit of %s", r.runningNames())
-			r.end = true
+			r.giveUp()
 		}
 	}
 	r.finish()
@@ -259,12 +263,7 @@ func (r *run) loop(ctx context.Context) int {
 // finish undoes what the run left: ready file, run tags; and lets the
 // last lines of output through.
 func (r *run) finish() {
-	if r.o.ReadyFile != "" {
-		os.Remove(r.o.ReadyFile)
-	}
-	for _, rn := range r.nodes {
-		os.Remove(runTagPath(r.c.rundir(), rn.n.Name))
-	}
+	r.closeFiles()
 	flushed := make(chan struct{})
 	go func() {
 		r.out.Wait()
@@ -275,12 +274,6 @@ func (r *run) finish() {
 	select {
 	case <-flushed:
 	case <-t.C:
-	}
-}
-
-func (r *run) tag(rn *runNode) {
-	if err := r.c.tagRun(rn.n.Name); err != nil {
-		r.logf("%s: cannot leave its run tag (a stop from another shell will look like a failure): %v", rn.n.Name, err)
 	}
 }
 
@@ -298,6 +291,12 @@ func (r *run) signal(sig syscall.Signal) {
 			if rn.pid > 0 {
 				if _, err := signalNode(rn.n.PidFile, rn.pid, syscall.SIGKILL, r.c.Group); err != nil && !errors.Is(err, ErrNotRunning) {
 					r.logf("%s: %v", rn.n.Name, err)
+					// Its own child all the same (see stopDirect).
+					if r.rp.signalKid(rn.pid, syscall.SIGKILL) == nil {
+						rn.stopFailed = true
+						r.decide(1)
+						r.logf("%s: sent KILL to its process (pid %d), the run's own child", rn.n.Name, rn.pid)
+					}
 				}
 			}
 		}
