@@ -21,6 +21,49 @@ var (
 	ErrCommandNotExecutable = errors.New("command not executable")
 )
 
+// Errors of [Cluster.Run], which its [*RunError] wraps (as it wraps
+// [ErrCommandNotFound], [ErrCommandNotExecutable], [ErrExitedAtOnce] and
+// [ErrDuplicateNode] when they decide the run's end).
+var (
+	// ErrRunUnderWay: another Run is under way in this process; reaping is
+	// process-wide, so there is at most one.
+	ErrRunUnderWay = errors.New("another run is under way in this process")
+	// ErrNodeExited: a node of the run exited on its own; with OnExit
+	// [StopAll] or [Ignore] its exit status decides the run's.
+	ErrNodeExited = errors.New("exited")
+	// ErrStopFailed: the run could not stop a node through its pidfile
+	// (see [Cluster.Run]).
+	ErrStopFailed = errors.New("could not stop it through its pidfile")
+)
+
+// A RunError is how a [Cluster.Run] that did not end cleanly ended: the
+// exit code it should end with, the node that decided it, why, and each
+// node's last result.
+type RunError struct {
+	// Code is the exit code, as tini reports it (see [Cluster.Run]).
+	Code int
+	// Node names the node that decided Code; "" when none did.
+	Node string
+	// Err says why; it wraps a [*NodeError] and a sentinel such as
+	// [ErrCommandNotFound], [ErrNodeExited] or [ErrDuplicateNode].
+	Err error
+	// Results holds each node's last result in the run, in the order of
+	// the Cluster's Nodes: started, stopped, or failed with Err saying
+	// why (a node that exited on its own: Failed, wrapping
+	// [ErrNodeExited]).
+	Results []Result
+}
+
+func (e *RunError) Error() string {
+	return fmt.Sprintf("%v (exit code %d)", e.Err, e.Code)
+}
+
+// Unwrap returns the cause.
+func (e *RunError) Unwrap() error { return e.Err }
+
+// ExitCode is the exit code the run should end with.
+func (e *RunError) ExitCode() int { return e.Code }
+
 // OnExit is what [Cluster.Run] does when a node exits on its own.
 type OnExit string
 

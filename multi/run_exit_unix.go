@@ -21,25 +21,34 @@ func (r *run) nodeExited(e nodeExit) {
 	ws := e.status
 	if r.stopping {
 		if !(ws.Exited() && ws.ExitStatus() == 0) && !(ws.Signaled() && ws.Signal() == r.c.signal()) {
-			r.decide(exitCode(ws))
+			r.decide(exitCode(ws), r.exited(rn, e.pid, ws))
 		}
 		r.maybeEnd()
 		return
 	}
 	if !r.tagged(rn.n.Name) {
 		r.logf("%s: stopped from another shell (pid %d, %s); left down", rn.n.Name, e.pid, describeExit(ws))
+		rn.res = Result{Node: rn.n, Outcome: Stopped, PID: e.pid, Msg: "stopped from another shell (" + describeExit(ws) + ")"}
 		r.maybeEnd()
 		return
 	}
 	r.logf("%s: exited (pid %d, %s)", rn.n.Name, e.pid, describeExit(ws))
-	r.onExit(rn, ws)
+	r.onExit(rn, ws, r.exited(rn, e.pid, ws))
 }
 
-// onExit applies the policy to a node that ended on its own.
-func (r *run) onExit(rn *runNode, ws syscall.WaitStatus) {
+// exited records that the node's process pid exited on its own, and
+// returns the error that says so.
+func (r *run) exited(rn *runNode, pid int, ws syscall.WaitStatus) error {
+	err := &NodeError{Node: rn.n.Name, Op: "run", Err: &exitError{status: ws, err: fmt.Errorf("%w (%s)", ErrNodeExited, describeExit(ws))}}
+	rn.res = Result{Node: rn.n, Outcome: Failed, PID: pid, Msg: "exited (" + describeExit(ws) + ")", Err: err}
+	return err
+}
+
+// onExit applies the policy to a node that ended on its own; why says so.
+func (r *run) onExit(rn *runNode, ws syscall.WaitStatus, why error) {
 	switch r.o.OnExit {
 	case Ignore:
-		r.decide(exitCode(ws))
+		r.decide(exitCode(ws), why)
 		r.logf("%s: left down (--on-exit=ignore)", rn.n.Name)
 		r.maybeEnd()
 	case Restart:
@@ -67,7 +76,7 @@ func (r *run) onExit(rn *runNode, ws syscall.WaitStatus) {
 			})
 		})
 	default:
-		r.decide(exitCode(ws))
+		r.decide(exitCode(ws), why)
 		r.requestStop(rn.n.Name + " exited")
 	}
 }
@@ -119,10 +128,11 @@ func (r *run) stopNodes(list []*runNode) {
 		r.post(func() {
 			r.stopsPending--
 			for i, res := range results {
+				list[i].res = res
 				if res.Err != nil {
 					// Its lock may be held still: never "released".
 					list[i].stopFailed = true
-					r.decide(1)
+					r.decide(1, fmt.Errorf("%w: %w", ErrStopFailed, res.Err))
 					r.stopDirect(list[i])
 				}
 			}
@@ -173,7 +183,7 @@ func (r *run) giveUp() {
 		}
 	}
 	if failed != "" {
-		r.decide(1)
+		r.decide(1, fmt.Errorf("%w:%s still running", ErrStopFailed, failed))
 		r.logf("could not stop%s: still running", failed)
 	}
 	if rest != "" {
