@@ -141,8 +141,8 @@ func TestRunReadyFileFollowsNoLink(t *testing.T) {
 // multi run as root, its rundir in another user's folder: the user swaps
 // the rundir for a link to a folder of root's while the run runs. The run
 // tags there are not touched (nothing is removed through the link), and
-// the node, whose pidfile the stop can no longer reach, is still stopped:
-// it is the run's own child. The run does not claim every lock released,
+// the node, whose pidfile the stop can no longer reach, is still stopped
+// (TERM, then KILL after --timeout): it is the run's own child. The run does not claim every lock released,
 // and exits 1.
 func TestRunTagsFollowNoLink(t *testing.T) {
 	t.Parallel()
@@ -153,8 +153,11 @@ func TestRunTagsFollowNoLink(t *testing.T) {
 	work := t.TempDir()
 	ready := filepath.Join(work, "ready")
 	t.Cleanup(func() { killHolder(t, filepath.Join(rundir+".real", "w1.pid")) })
-	cmd, done := startRun(t, work, rundir, nil, []string{"w1"}, "w1", "--timeout=2s", "--ready-file="+ready, "--", "sleep", "300")
+	// The node ignores TERM: it goes with the KILL after --timeout.
+	cmd, done := startRun(t, work, rundir, nil, []string{"w1"}, "w1", "--timeout=2s", "--ready-file="+ready,
+		"--", "sh", "-c", "trap '' TERM; : > $0; exec sleep 300", filepath.Join(work, "up"))
 	waitForFile(t, ready)
+	waitForFile(t, filepath.Join(work, "up"))
 	info, err := pidfile.Inspect(filepath.Join(rundir, "w1.pid"))
 	mustOK(t, err)
 	if info.State != pidfile.Running {

@@ -155,10 +155,9 @@ func (r *run) stopDirect(rn *runNode) {
 		return
 	}
 	r.logf("%s: not stopped through its pidfile; sent %s to its process (pid %d), the run's own child", rn.n.Name, SignalName(r.c.signal()), pid)
-	r.stopsPending++
-	time.AfterFunc(r.c.Timeout, func() {
+	rn.direct = time.AfterFunc(r.c.Timeout, func() {
 		r.post(func() {
-			r.stopsPending--
+			rn.direct = nil
 			if rn.pid == pid {
 				r.logf("%s: still running after %s; sent KILL (pid %d)", rn.n.Name, r.c.Timeout, pid)
 				r.rp.signalKid(pid, syscall.SIGKILL)
@@ -212,7 +211,8 @@ func (r *run) maybeEnd() {
 		return
 	}
 	for _, rn := range r.nodes {
-		if rn.starting {
+		// A node stopped directly has its own deadline (stopDirect).
+		if rn.starting || rn.direct != nil && rn.pid > 0 {
 			return
 		}
 	}

@@ -66,7 +66,7 @@ func (r *run) removeReady() {
 func (r *run) openTags() {
 	d, err := nodes.OpenDir(r.c.rundir())
 	if err != nil {
-		r.logf("rundir %s: %v (a stop from another shell will look like a failure)", r.c.rundir(), err)
+		r.logf("rundir %s: %v (no run tags: every exit will be taken for a stop from another shell)", r.c.rundir(), err)
 		return
 	}
 	r.files.tagDir, r.files.tagInfo = d, map[string]fs.FileInfo{}
@@ -78,7 +78,7 @@ func (r *run) tag(rn *runNode) {
 	}
 	st, err := r.files.tagDir.Make(rn.n.Name+runTagExt, nil, 0o600)
 	if err != nil {
-		r.logf("%s: cannot leave its run tag (a stop from another shell will look like a failure): %v", rn.n.Name, err)
+		r.logf("%s: cannot leave its run tag (its exit will be taken for a stop from another shell): %v", rn.n.Name, err)
 		return
 	}
 	r.files.tagInfo[rn.n.Name] = st

@@ -192,7 +192,8 @@ type runNode struct {
 	stoodBy  bool // started as a standby once
 	// stopFailed: its stop through its pidfile failed (see stopDirect).
 	stopFailed bool
-	res        Result // its last result, for RunError
+	direct     *time.Timer // its KILL, once signalled directly
+	res        Result      // its last result, for RunError
 }
 
 func (r *run) logf(format string, args ...any) {
