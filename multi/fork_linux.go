@@ -61,6 +61,7 @@ type forkSpec struct {
 	st1, st2 unix.Statx_t
 	pidText  [24]byte
 	report   [2]uint32
+	sigZero  [4]uint64 // a kernel sigaction of SIG_DFL, and an empty mask
 }
 
 // forkNode forks; the child runs spec and never returns. In the parent it
@@ -159,6 +160,13 @@ func forkNode(s *forkSpec) (int, syscall.Errno) {
 			syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
 		}
 	}
+	// The node starts with no signal blocked and none ignored, whatever
+	// the caller of multi blocked or ignored (the exec itself resets the
+	// handled ones): as a service manager starts a service.
+	for sig := uintptr(1); sig <= 64; sig++ {
+		syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, sig, uintptr(unsafe.Pointer(&s.sigZero[0])), 0, 8, 0, 0)
+	}
+	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&s.sigZero[0])), 0, 8, 0, 0)
 	_, _, e = syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(s.path)), uintptr(unsafe.Pointer(&s.argv[0])), uintptr(unsafe.Pointer(&s.envv[0])))
 	forkFail(s, forkExec, e)
 	return 0, 0 // not reached

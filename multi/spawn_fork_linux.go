@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"golang.org/x/sys/unix"
@@ -83,7 +84,7 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 			return nil, nil, false
 		}
 	}
-	if v := envValue(env, stepWaitEnv); v != "" {
+	if v := envValue(env, stepWaitEnv); v != "" && testhooks.On() {
 		if s.waitFifo, err = syscall.BytePtrFromString(v); err != nil {
 			return nil, nil, false
 		}
@@ -150,6 +151,13 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 				continue
 			}
 			return nil, fmt.Errorf("pidfile %s: replaced again and again while being locked", n.PidFile), true
+		}
+		// Whatever stage failed, the child holds no lock now: a pidfile
+		// the parent made is left empty, one there before is stale.
+		// Neither is left behind (a node whose folder is gone is
+		// stopped, not stale); a holder's is never removed.
+		pidfile.RemoveStale(n.PidFile)
+		switch stage {
 		case forkSetsid:
 			return nil, os.NewSyscallError("setsid", errno), true
 		case forkChdir:
@@ -159,8 +167,6 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 		case forkDup:
 			return nil, fmt.Errorf("logfile %s: %w", n.LogFile, errno), true
 		}
-		// The lock was taken, and the pid written: the file is stale now.
-		pidfile.RemoveStale(n.PidFile)
 		switch stage {
 		case forkWrite:
 			return nil, fmt.Errorf("pidfile %s: cannot write the pid: %w", n.PidFile, errno), true
@@ -248,9 +254,10 @@ func forkEnviron(env []string, n nodes.Node, fd int) []string {
 }
 
 // stepHooked: the environment sets the tests' hook that holds the lock
-// inside pidfile.Acquire, which only the exec step runs.
+// inside pidfile.Acquire, which only the exec step runs (test builds
+// only: package testhooks).
 func stepHooked(env []string) bool {
-	return envValue(env, "_MULTI_TEST_HOLD_LOCK") != ""
+	return testhooks.On() && envValue(env, "_MULTI_TEST_HOLD_LOCK") != ""
 }
 
 // envValue is the value of key in env, the last one if several.

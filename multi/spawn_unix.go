@@ -247,7 +247,8 @@ func execFailKind(err error) string {
 	switch {
 	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
 		return "noent"
-	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOEXEC):
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOEXEC), errors.Is(err, syscall.EISDIR):
+		// A folder is there, but is no program (a shell's 126 too).
 		return "noexec"
 	}
 	return "fail"

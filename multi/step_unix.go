@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"golang.org/x/sys/unix"
@@ -131,7 +134,7 @@ func execStep(args []string, selfLock bool) {
 	if err != nil {
 		failExec(err)
 	}
-	if p := os.Getenv(stepWaitEnv); p != "" {
+	if p := testhooks.Getenv(stepWaitEnv); p != "" {
 		// Tests stop the step here, its pidfile locked, to kill multi
 		// start at this point: the open waits for a reader of the FIFO.
 		os.Unsetenv(stepWaitEnv)
@@ -163,12 +166,31 @@ func execStep(args []string, selfLock bool) {
 		}
 		os.Setenv(pidfile.EnvPidfileFD, strconv.Itoa(fd))
 	}
+	defaultSignals()
 	err = syscall.Exec(path, argv, os.Environ())
 	failExec(&exec.Error{Name: argv[0], Err: err})
 }
 
+// defaultSignals readies this process to exec a node that starts with
+// no signal ignored and (where the system lets a thread say so) none
+// blocked, whatever the caller of multi ignored or blocked. A signal
+// ignored is caught instead, which the exec resets to its default.
+// The calling goroutine stays on its thread, so that the exec happens
+// with the mask set here.
+func defaultSignals() {
+	runtime.LockOSThread()
+	drop := make(chan os.Signal, 1)
+	for sig := syscall.Signal(1); sig <= 64; sig++ {
+		if sig != syscall.SIGKILL && sig != syscall.SIGSTOP && signal.Ignored(sig) {
+			signal.Notify(drop, sig)
+		}
+	}
+	unblockSignals()
+}
+
 // stepWaitEnv names a FIFO the exec step opens, and so waits on, before
-// it opens the logfile: only for tests that kill multi start there.
+// it opens the logfile: only for tests that kill multi start there, and
+// only in test builds (package testhooks).
 const stepWaitEnv = "_MULTI_TEST_STEP_WAIT"
 
 // stepPathEnv carries the $PATH the step looks the command up on ("" for
