@@ -56,7 +56,9 @@ func waitRegular(t *testing.T, path string) {
 	})
 }
 
-// multi run --ready-file, as root, in a folder another user can write:
+// multi run --ready-file, as root, in a folder another user can write
+// (accepted with --allow-shared-folders, so that what is proved is the
+// walk and the file's own checks, not the folder rule):
 // a link planted at the ready file's name is replaced, never written
 // through (root's 0600 file it points to is unchanged); the folder
 // swapped for a link while the run runs makes root remove nothing
@@ -77,7 +79,7 @@ func TestRunReadyFileFollowsNoLink(t *testing.T) {
 		ready := filepath.Join(dir, "ready")
 		plant(t, secret, ready)
 		work := t.TempDir()
-		cmd, done := startRun(t, work, rundir, nil, []string{"r1"}, "r1", "--ready-file="+ready, "--", "sleep", "300")
+		cmd, done := startRun(t, work, rundir, nil, []string{"r1"}, "r1", "--allow-shared-folders", "--ready-file="+ready, "--", "sleep", "300")
 		waitRegular(t, ready)
 		unchanged()
 		mustOK(t, syscall.Kill(cmd.Process.Pid, syscall.SIGTERM))
@@ -98,7 +100,7 @@ func TestRunReadyFileFollowsNoLink(t *testing.T) {
 		rootReady := filepath.Join(outside, "ready")
 		rootUnchanged := testutil.RootFile(t, rootReady)
 		work := t.TempDir()
-		cmd, done := startRun(t, work, rundir, nil, []string{"r2"}, "r2", "--ready-file="+ready, "--", "sleep", "300")
+		cmd, done := startRun(t, work, rundir, nil, []string{"r2"}, "r2", "--allow-shared-folders", "--ready-file="+ready, "--", "sleep", "300")
 		waitRegular(t, ready)
 		swapForLink(t, dir, outside)
 		mustOK(t, syscall.Kill(cmd.Process.Pid, syscall.SIGTERM))
@@ -114,6 +116,25 @@ func TestRunReadyFileFollowsNoLink(t *testing.T) {
 			t.Errorf("the run's own ready file, in the folder it made it in, left after the run")
 		}
 		unchanged()
+	})
+
+	t.Run("shared-folder-refused", func(t *testing.T) {
+		// Without --allow-shared-folders the folder rule refuses the
+		// user's folder before anything starts.
+		ready := filepath.Join(theirs, "ready")
+		work := t.TempDir()
+		cmd, done := startRun(t, work, rundir, nil, []string{"r4"}, "r4", "--ready-file="+ready, "--", "sleep", "300")
+		code := waitRunExit(t, cmd, done, work, 30*time.Second)
+		errs, _ := os.ReadFile(filepath.Join(work, "run.err"))
+		if code != 1 || !strings.Contains(string(errs), "--allow-shared-folders accepts it") {
+			t.Errorf("exit %d, %s; want 1 and the folder refused", code, errs)
+		}
+		if _, err := os.Lstat(ready); err == nil {
+			t.Errorf("%s made in a folder that was refused", ready)
+		}
+		if info, err := pidfile.Inspect(filepath.Join(rundir, "r4.pid")); err == nil && info.State == pidfile.Running {
+			t.Errorf("r4 started (pid %d)", info.PID)
+		}
 	})
 
 	t.Run("folder-link-at-start", func(t *testing.T) {

@@ -30,6 +30,11 @@ func (r *run) checkReadyFile(results []Result) bool {
 	if r.o.ReadyFile == "" {
 		return true
 	}
+	if r.c.AllowSharedFolders {
+		// The ready file's folder is one of the run's own, as a
+		// node's pidfile folder is (see Cluster.AllowSharedFolders).
+		nodes.AcceptShared(filepath.Dir(r.o.ReadyFile), nil)
+	}
 	d, err := nodes.OpenDir(filepath.Dir(r.o.ReadyFile))
 	if err != nil {
 		for i := range results {
