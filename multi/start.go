@@ -215,7 +215,11 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 	// same command) is not written again: its process is rewritten once
 	// the node runs. One file fewer made and deleted per node, which costs
 	// on a disk (docs/benchmarks.md).
-	same := prevErr == nil && reflect.DeepEqual(prev, n)
+	// A record that names a process is written again, without it: until
+	// this start records its own node, the record names none, so that a
+	// stop meanwhile (or after this start is killed) checks the new holder
+	// against no process rather than against the old one.
+	same := prevErr == nil && prevStarted.PID == 0 && reflect.DeepEqual(prev, n)
 	if !same {
 		if err := nodes.WriteRecord(rundir, n); err != nil {
 			r.fail("start", err)
@@ -260,8 +264,8 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 	// after the settle window (a node that fails in it gets undo). The
 	// record is synced like the first write: a node never leaves a
 	// half-written record, and on a tmpfs such as /run it costs nothing.
-	if p, err := nodes.ReadProc(ch.pid); err == nil {
-		if err := nodes.WriteRecordStarted(rundir, n, nodes.Started{PID: ch.pid, StartTicks: p.StartTicks}); err != nil {
+	if st, err := identify(ch.pid); err == nil {
+		if err := nodes.WriteRecordStarted(rundir, n, st); err != nil {
 			r.warn("could not record the node's process: " + err.Error())
 		}
 	}

@@ -249,7 +249,12 @@ func (s *stopWaiter) escalate(left []waiter.Target) []waiter.Target {
 		s.mu.Lock()
 		r := s.byPath[t.Path]
 		s.mu.Unlock()
-		if err := killHeld(t.Handle, t.Pidfd, t.Path, t.PID, syscall.SIGKILL, s.c.Group); err != nil && !errors.Is(err, ErrNotRunning) {
+		want := s.c.recordedProcess(r.Node)
+		if err := killHeld(t.Handle, t.Pidfd, t.Path, t.PID, want, syscall.SIGKILL, s.c.Group); err != nil && !errors.Is(err, ErrNotRunning) {
+			var he *HolderError
+			if errors.As(err, &he) {
+				he.Node = r.Node.Name
+			}
 			closeTarget(t)
 			r.fail(s.op, err)
 			s.mu.Lock()
@@ -293,9 +298,28 @@ func (s *stopWaiter) giveUp(err error) {
 // wait on, remove through and close, with the pidfd that pinned the
 // holder (Linux). The pidfile is opened in its folder as dirs has it open
 // (nil: reached for it alone).
+//
+// The holder is signalled only if it is the process the node's record
+// names, when the record names one ([Cluster.recordedProcess]); else r
+// fails with a [*HolderError].
 func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal, dirs *pidfile.Folders, keep bool) (bool, *pidfile.Handle, *os.File) {
 	c.untagRun(r.Node.Name, op, sig) // before the signal: see runTagExt
-	info, h, pidfd, err := signalKeep(r.Node.PidFile, 0, sig, c.Group, true, dirs, keep)
+	want := c.recordedProcess(r.Node)
+	info, h, pidfd, err := signalKeep(r.Node.PidFile, 0, want, sig, c.Group, true, dirs, keep)
+	var he *HolderError
+	if errors.As(err, &he) {
+		if again := c.recordedProcess(r.Node); again != want {
+			// A start recorded its node since the record was read: the
+			// holder is checked against what the record says now.
+			if h != nil {
+				h.Close()
+			}
+			info, h, pidfd, err = signalKeep(r.Node.PidFile, 0, again, sig, c.Group, true, dirs, keep)
+		}
+		if errors.As(err, &he) {
+			he.Node = r.Node.Name
+		}
+	}
 	if h != nil && (err != nil || !keep) {
 		defer h.Close()
 	}
