@@ -32,3 +32,7 @@ func SetTestHookBeforePin(f func(pid int)) (restore func()) {
 func KillHeld(h *pidfile.Handle, pidfd *os.File, path string, expect int, sig syscall.Signal, group bool) error {
 	return killHeld(h, pidfd, path, expect, nodes.Started{}, sig, group)
 }
+
+// KillHeldRecorded is killHeld with the process the node's record names,
+// want, to check the holder against.
+var KillHeldRecorded = killHeld
