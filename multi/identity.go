@@ -3,9 +3,13 @@ package multi
 import (
 	"errors"
 	"fmt"
+	"os"
+	"syscall"
 	"time"
 
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
+	"github.com/multi-launcher/multi/waiter"
 )
 
 // ErrHolderMismatch: the node's pidfile is locked, but not by the process
@@ -66,6 +70,40 @@ func (c *Cluster) recordedProcess(n nodes.Node) nodes.Started {
 		return nodes.Started{}
 	}
 	return st
+}
+
+// signalRecorded is signalKeep of n's pidfile (for writing, in its folder
+// as dirs has it open), with the process n's record names as the holder
+// to be. A record read before a concurrent start recorded its node is
+// read once more before the holder is called a mismatch.
+func (c *Cluster) signalRecorded(n nodes.Node, sig syscall.Signal, dirs *pidfile.Folders, keep bool) (pidfile.Info, *pidfile.Handle, *os.File, error) {
+	want := c.recordedProcess(n)
+	info, h, pidfd, err := signalKeep(n.PidFile, 0, want, sig, c.Group, true, dirs, keep)
+	var he *HolderError
+	if errors.As(err, &he) {
+		if again := c.recordedProcess(n); again != want {
+			if h != nil {
+				h.Close()
+			}
+			info, h, pidfd, err = signalKeep(n.PidFile, 0, again, sig, c.Group, true, dirs, keep)
+		}
+	}
+	if errors.As(err, &he) {
+		he.Node = n.Name
+	}
+	return info, h, pidfd, err
+}
+
+// killRecorded is killHeld (the SIGKILL round) of t, n's target, with the
+// process n's record names as the holder to be when the pidfile must be
+// opened again.
+func (c *Cluster) killRecorded(n nodes.Node, t waiter.Target, sig syscall.Signal) error {
+	err := killHeld(t.Handle, t.Pidfd, t.Path, t.PID, c.recordedProcess(n), sig, c.Group)
+	var he *HolderError
+	if errors.As(err, &he) {
+		he.Node = n.Name
+	}
+	return err
 }
 
 // procIs reports whether pid, with the start time /proc gives it, is the

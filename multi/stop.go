@@ -249,12 +249,7 @@ func (s *stopWaiter) escalate(left []waiter.Target) []waiter.Target {
 		s.mu.Lock()
 		r := s.byPath[t.Path]
 		s.mu.Unlock()
-		want := s.c.recordedProcess(r.Node)
-		if err := killHeld(t.Handle, t.Pidfd, t.Path, t.PID, want, syscall.SIGKILL, s.c.Group); err != nil && !errors.Is(err, ErrNotRunning) {
-			var he *HolderError
-			if errors.As(err, &he) {
-				he.Node = r.Node.Name
-			}
+		if err := s.c.killRecorded(r.Node, t, syscall.SIGKILL); err != nil && !errors.Is(err, ErrNotRunning) {
 			closeTarget(t)
 			r.fail(s.op, err)
 			s.mu.Lock()
@@ -304,22 +299,7 @@ func (s *stopWaiter) giveUp(err error) {
 // fails with a [*HolderError].
 func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal, dirs *pidfile.Folders, keep bool) (bool, *pidfile.Handle, *os.File) {
 	c.untagRun(r.Node.Name, op, sig) // before the signal: see runTagExt
-	want := c.recordedProcess(r.Node)
-	info, h, pidfd, err := signalKeep(r.Node.PidFile, 0, want, sig, c.Group, true, dirs, keep)
-	var he *HolderError
-	if errors.As(err, &he) {
-		if again := c.recordedProcess(r.Node); again != want {
-			// A start recorded its node since the record was read: the
-			// holder is checked against what the record says now.
-			if h != nil {
-				h.Close()
-			}
-			info, h, pidfd, err = signalKeep(r.Node.PidFile, 0, again, sig, c.Group, true, dirs, keep)
-		}
-		if errors.As(err, &he) {
-			he.Node = r.Node.Name
-		}
-	}
+	info, h, pidfd, err := c.signalRecorded(r.Node, sig, dirs, keep)
 	if h != nil && (err != nil || !keep) {
 		defer h.Close()
 	}
