@@ -36,3 +36,9 @@ func KillHeld(h *pidfile.Handle, pidfd *os.File, path string, expect int, sig sy
 // KillHeldRecorded is killHeld with the process the node's record names,
 // want, to check the holder against.
 var KillHeldRecorded = killHeld
+
+// HeldRecord is heldRecord: what a start that found n held by pid puts
+// back in n's record (put false: nothing).
+func (c *Cluster) HeldRecord(n nodes.Node, prev nodes.Started, pid int) (nodes.Started, bool) {
+	return c.heldRecord(n, prev, pid)
+}

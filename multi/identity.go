@@ -106,6 +106,27 @@ func (c *Cluster) killRecorded(n nodes.Node, t waiter.Target, sig syscall.Signal
 	return err
 }
 
+// heldRecord says what a start of n that found its lock held by pid puts
+// back in n's record, which it rewrote without a process: prev, the
+// process the record named before, while that process runs (the holder,
+// most likely: the node was running); no process when it is gone (the
+// holder is then a concurrent start's node, which a dead process must not
+// stand for, or no stop could check it). With put false nothing is put
+// back: the record names the holder by now, written by the start that
+// started it.
+func (c *Cluster) heldRecord(n nodes.Node, prev nodes.Started, pid int) (st nodes.Started, put bool) {
+	if _, cur, err := nodes.ReadRecordStarted(c.rundir(), n.Name); err == nil && cur.PID == pid && cur != prev {
+		return nodes.Started{}, false
+	}
+	if prev.PID == 0 {
+		return prev, true
+	}
+	if _, ok := recordedRuns(prev); ok {
+		return prev, true
+	}
+	return nodes.Started{}, true
+}
+
 // procIs reports whether pid, with the start time /proc gives it, is the
 // process want names: the check where no pidfd inode can be compared.
 // Where /proc cannot be read for start times, the pid alone.

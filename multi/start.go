@@ -244,7 +244,10 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 	var held *pidfile.HeldError
 	if errors.As(err, &held) {
 		if prevErr == nil {
-			undo()
+			if st, put := c.heldRecord(n, prevStarted, held.PID); put {
+				prevStarted = st
+				undo()
+			}
 		}
 		r.PID = held.PID
 		r.Msg = held.Error()
