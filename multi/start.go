@@ -211,14 +211,13 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 			}
 		}
 	}
-	// A record that says this already (a start after a stop, with the
-	// same command) is not written again: its process is rewritten once
-	// the node runs. One file fewer made and deleted per node, which costs
-	// on a disk (docs/benchmarks.md).
-	// A record that names a process is written again, without it: until
-	// this start records its own node, the record names none, so that a
-	// stop meanwhile (or after this start is killed) checks the new holder
-	// against no process rather than against the old one.
+	// A record that says this already, and names no process, is not
+	// written again: its process is written once the node runs (one write
+	// fewer per node, docs/benchmarks.md). One that names a process (a
+	// start after a stop) is written again without it, so that until this
+	// start records its own node a stop meanwhile, or after this start is
+	// killed, checks the new holder against no process rather than against
+	// the old one.
 	same := prevErr == nil && prevStarted.PID == 0 && reflect.DeepEqual(prev, n)
 	if !same {
 		if err := nodes.WriteRecord(rundir, n); err != nil {
