@@ -39,8 +39,8 @@ func (c *Cluster) lostProc(n nodes.Node, info pidfile.Info) *LostError {
 	if !ok {
 		return nil
 	}
-	p, err := nodes.ReadProc(st.PID)
-	if err != nil || p.Gone() || p.StartTicks != st.StartTicks {
+	p, ok := recordedRuns(st)
+	if !ok {
 		return nil
 	}
 	return &LostError{PID: st.PID, Started: p.Start()}

@@ -33,7 +33,7 @@ func signalLost(st nodes.Started, sig syscall.Signal) (bool, error) {
 		return false, err
 	}
 	defer unix.Close(pfd)
-	if p, err := nodes.ReadProc(st.PID); err != nil || p.Gone() || p.StartTicks != st.StartTicks {
+	if p, err := nodes.ReadProc(st.PID); err != nil || p.Gone() || !pinnedIs(pfd, st.PID, st) {
 		return false, nil
 	}
 	if err := unix.PidfdSendSignal(pfd, sig, nil, 0); err != nil {
@@ -57,7 +57,7 @@ func waitLost(ctx context.Context, st nodes.Started) error {
 	}
 	f := os.NewFile(uintptr(pfd), "pidfd")
 	defer f.Close()
-	if p, err := nodes.ReadProc(st.PID); err != nil || p.Gone() || p.StartTicks != st.StartTicks {
+	if p, err := nodes.ReadProc(st.PID); err != nil || p.Gone() || !pinnedIs(pfd, st.PID, st) {
 		return nil // gone before the open: the pid is another's now
 	}
 	rc, err := f.SyscallConn()

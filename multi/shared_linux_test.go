@@ -54,7 +54,7 @@ func TestSharedFolderSwappedPidfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "is held by pid " + strconv.Itoa(w2) + ", but w1's record names pid " + strconv.Itoa(w1)
+	want := "is locked by pid " + strconv.Itoa(w2)
 	verbs := map[string]func() ([]multi.Result, error){
 		"Stop": func() ([]multi.Result, error) { return one.Stop(context.Background()) },
 		"Kill": func() ([]multi.Result, error) { return one.Kill(context.Background()) },
@@ -62,8 +62,8 @@ func TestSharedFolderSwappedPidfile(t *testing.T) {
 	}
 	for name, verb := range verbs {
 		_, err := verb()
-		if !errors.Is(err, multi.ErrUnconfirmedHolder) || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s of w1: %v; want ErrUnconfirmedHolder saying %q", name, err, want)
+		if !errors.Is(err, multi.ErrHolderMismatch) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s of w1: %v; want ErrHolderMismatch saying %q", name, err, want)
 		}
 		for _, pid := range []int{w1, w2} {
 			if signalled(pid) {

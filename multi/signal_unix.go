@@ -9,6 +9,7 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"golang.org/x/sys/unix"
 )
@@ -46,8 +47,11 @@ func isStopSignal(sig syscall.Signal) bool {
 //
 // After a signal that ends a process (see [contFollows]) SIGCONT goes the
 // same way, as systemd sends it, so that a stopped node gets the signal.
+//
+// signalNode checks the holder against no record: its callers name the
+// process they expect (multi run, its own child) or are tests.
 func signalNode(path string, expect int, sig syscall.Signal, group bool) (pidfile.Info, error) {
-	info, h, _, err := signalKeep(path, expect, sig, group, false, nil, false)
+	info, h, _, err := signalKeep(path, expect, nodes.Started{}, sig, group, false, nil, false)
 	if h != nil {
 		h.Close()
 	}
@@ -62,7 +66,10 @@ func signalNode(path string, expect int, sig syscall.Signal, group bool) (pidfil
 // With pin it also returns, open, the pidfd (Linux) that pinned the
 // process it signalled, for the wait to watch; nil if
 // there is none. The caller closes it.
-func signalKeep(path string, expect int, sig syscall.Signal, group, rw bool, dirs *pidfile.Folders, pin bool) (info pidfile.Info, h *pidfile.Handle, pidfd *os.File, err error) {
+//
+// If want names a process (the node's record does), the pinned holder
+// must be it (see [sendPinned]): else a [*HolderError], and no signal.
+func signalKeep(path string, expect int, want nodes.Started, sig syscall.Signal, group, rw bool, dirs *pidfile.Folders, pin bool) (info pidfile.Info, h *pidfile.Handle, pidfd *os.File, err error) {
 	open := pidfile.Open
 	if rw {
 		open = dirs.OpenToRemove
@@ -81,7 +88,7 @@ func signalKeep(path string, expect int, sig syscall.Signal, group, rw bool, dir
 	if pin {
 		pp = &pidfd
 	}
-	info, err = signalOn(&h, path, open, expect, sig, group, pp)
+	info, err = signalOn(&h, path, open, expect, want, sig, group, pp)
 	if err != nil && pidfd != nil {
 		pidfd.Close()
 		pidfd = nil
@@ -92,7 +99,7 @@ func signalKeep(path string, expect int, sig syscall.Signal, group, rw bool, dir
 // signalOn is signalKeep's loop on the open handle *h, which it replaces
 // (through open) when the path names a new file. If pin is not nil, *pin
 // gets the pidfd that pinned the process signalled, if any.
-func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Handle, error), expect int, sig syscall.Signal, group bool, pin **os.File) (info pidfile.Info, err error) {
+func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Handle, error), expect int, want nodes.Started, sig syscall.Signal, group bool, pin **os.File) (info pidfile.Info, err error) {
 	var bw pidfile.BriefWaiter
 	brief := bw.Wait
 	for try := 0; try < 100; try++ {
@@ -142,7 +149,12 @@ func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Hand
 		if testHookBeforePin != nil {
 			testHookBeforePin(pid)
 		}
-		sent, err := sendPinned(h, p, sig, contFollows(sig), group, pin)
+		sent, err := sendPinned(h, p, want, sig, contFollows(sig), group, pin)
+		var he *HolderError
+		if errors.As(err, &he) {
+			he.PidFile = path
+			return info, he
+		}
 		if err != nil {
 			target := "pid"
 			if group {
@@ -164,11 +176,15 @@ func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Hand
 // holds the lock on h is it signalled, through that pidfd: a pidfd names
 // one process for good, so a pid reused since cannot get the signal. A
 // lock let go, or now another process's, gives ErrNotRunning. Without h
-// or pidfd it is signalNode (the pidfile opened again, the holder pinned
-// anew).
-func killHeld(h *pidfile.Handle, pidfd *os.File, path string, expect int, sig syscall.Signal, group bool) error {
+// or pidfd it is signalKeep (the pidfile opened again, the holder pinned
+// anew and checked against want, the process the node's record names);
+// with them, the pidfd pinned the process the first signal checked.
+func killHeld(h *pidfile.Handle, pidfd *os.File, path string, expect int, want nodes.Started, sig syscall.Signal, group bool) error {
 	if h == nil || pidfd == nil {
-		_, err := signalNode(path, expect, sig, group)
+		_, h, _, err := signalKeep(path, expect, want, sig, group, false, nil, false)
+		if h != nil {
+			h.Close()
+		}
 		return err
 	}
 	state, pid, err := h.Holder()

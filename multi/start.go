@@ -211,11 +211,14 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 			}
 		}
 	}
-	// A record that says this already (a start after a stop, with the
-	// same command) is not written again: its process is rewritten once
-	// the node runs. One file fewer made and deleted per node, which costs
-	// on a disk (docs/benchmarks.md).
-	same := prevErr == nil && reflect.DeepEqual(prev, n)
+	// A record that says this already, and names no process, is not
+	// written again: its process is written once the node runs (one write
+	// fewer per node, docs/benchmarks.md). One that names a process (a
+	// start after a stop) is written again without it, so that until this
+	// start records its own node a stop meanwhile, or after this start is
+	// killed, checks the new holder against no process rather than against
+	// the old one.
+	same := prevErr == nil && prevStarted.PID == 0 && reflect.DeepEqual(prev, n)
 	if !same {
 		if err := nodes.WriteRecord(rundir, n); err != nil {
 			r.fail("start", err)
@@ -240,7 +243,10 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 	var held *pidfile.HeldError
 	if errors.As(err, &held) {
 		if prevErr == nil {
-			undo()
+			if st, put := c.heldRecord(n, prevStarted, held.PID); put {
+				prevStarted = st
+				undo()
+			}
 		}
 		r.PID = held.PID
 		r.Msg = held.Error()
@@ -260,8 +266,8 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 	// after the settle window (a node that fails in it gets undo). The
 	// record is synced like the first write: a node never leaves a
 	// half-written record, and on a tmpfs such as /run it costs nothing.
-	if p, err := nodes.ReadProc(ch.pid); err == nil {
-		if err := nodes.WriteRecordStarted(rundir, n, nodes.Started{PID: ch.pid, StartTicks: p.StartTicks}); err != nil {
+	if st, err := identify(ch.pid); err == nil {
+		if err := nodes.WriteRecordStarted(rundir, n, st); err != nil {
 			r.warn("could not record the node's process: " + err.Error())
 		}
 	}

@@ -249,7 +249,7 @@ func (s *stopWaiter) escalate(left []waiter.Target) []waiter.Target {
 		s.mu.Lock()
 		r := s.byPath[t.Path]
 		s.mu.Unlock()
-		if err := killHeld(t.Handle, t.Pidfd, t.Path, t.PID, syscall.SIGKILL, s.c.Group); err != nil && !errors.Is(err, ErrNotRunning) {
+		if err := s.c.killRecorded(r.Node, t, syscall.SIGKILL); err != nil && !errors.Is(err, ErrNotRunning) {
 			closeTarget(t)
 			r.fail(s.op, err)
 			s.mu.Lock()
@@ -293,14 +293,13 @@ func (s *stopWaiter) giveUp(err error) {
 // wait on, remove through and close, with the pidfd that pinned the
 // holder (Linux). The pidfile is opened in its folder as dirs has it open
 // (nil: reached for it alone).
+//
+// The holder is signalled only if it is the process the node's record
+// names, when the record names one ([Cluster.recordedProcess]); else r
+// fails with a [*HolderError].
 func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal, dirs *pidfile.Folders, keep bool) (bool, *pidfile.Handle, *os.File) {
 	c.untagRun(r.Node.Name, op, sig) // before the signal: see runTagExt
-	expect, err := c.sharedExpect(r.Node)
-	if err != nil {
-		r.fail(op, err)
-		return false, nil, nil
-	}
-	info, h, pidfd, err := signalKeep(r.Node.PidFile, expect, sig, c.Group, true, dirs, keep)
+	info, h, pidfd, err := c.signalRecorded(r.Node, sig, dirs, keep)
 	if h != nil && (err != nil || !keep) {
 		defer h.Close()
 	}

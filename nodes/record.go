@@ -34,15 +34,21 @@ type record struct {
 	// PID and StartTicks: the process that runs the node (see [Started]).
 	PID        int    `json:"pid,omitempty"`
 	StartTicks uint64 `json:"start_ticks,omitempty"`
+	PidfdIno   uint64 `json:"pidfd_ino,omitempty"`
 }
 
 // Started names the process a record says runs its node: its pid and its
 // start time in clock ticks since boot ([Proc.StartTicks]), which together
-// name one process for the life of the machine. Zero when the node has not
-// started yet (the record is written before it starts).
+// name one process for the life of the machine, unless the pid is reused
+// within the tick the process started in; and, where the kernel has pidfs
+// (Linux 6.9+), the inode number of a pidfd of it, which names that one
+// process for the whole boot and is never given to another. Zero when the
+// node has not started yet (the record is written before it starts).
 type Started struct {
 	PID        int
 	StartTicks uint64
+	// PidfdIno is 0 where the kernel gives pidfds no inode of their own.
+	PidfdIno uint64
 }
 
 // RecordPath returns where the record of the node named name lives.
@@ -64,7 +70,7 @@ func WriteRecordStarted(rundir string, n Node, s Started) error {
 	if err := CheckName(n.Name); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(record{n.Name, n.Host, n.Index, n.Command, n.Options, n.Dir, n.Env, n.PidFile, n.LogFile, n.SelfLock, s.PID, s.StartTicks}, "", "  ")
+	b, err := json.MarshalIndent(record{n.Name, n.Host, n.Index, n.Command, n.Options, n.Dir, n.Env, n.PidFile, n.LogFile, n.SelfLock, s.PID, s.StartTicks, s.PidfdIno}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -159,7 +165,7 @@ func ReadRecordStarted(rundir, name string) (Node, Started, error) {
 	if err != nil || r.PID <= 0 || r.StartTicks == 0 {
 		return n, Started{}, err
 	}
-	return n, Started{PID: r.PID, StartTicks: r.StartTicks}, nil
+	return n, Started{PID: r.PID, StartTicks: r.StartTicks, PidfdIno: r.PidfdIno}, nil
 }
 
 // readRecord reads a record in the folder d already open, or with d nil in
