@@ -134,6 +134,9 @@ func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Hand
 		if expect > 0 && pid != expect {
 			return info, ErrNotRunning
 		}
+		if pid == os.Getpid() {
+			return info, fmt.Errorf("%w: pidfile %s is locked by this process (pid %d); not signalled", ErrOwnNode, path, pid)
+		}
 		// The one check of this pid: what follows takes only a safePID.
 		p, err := checkPID(pid)
 		if err != nil {
