@@ -61,6 +61,10 @@ var (
 	// and drives a Cluster too): nothing is signalled, and the lock is
 	// kept.
 	ErrOwnNode = errors.New("the calling process's own node")
+	// ErrStopping: Start found the node's recorded process exiting, its
+	// lock let go, and still exiting after a while: started now, the node
+	// would run beside it.
+	ErrStopping = errors.New("still stopping")
 	// ErrLost: the node's lock is gone but the process its record names
 	// (same pid, same start time) still runs; see [LostError].
 	ErrLost = errors.New("lost")

@@ -164,9 +164,11 @@ func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Hand
 // process a stopwait signalled and is waiting for, through what that
 // signal left open: h, the pidfile's handle, and pidfd, the pidfd that
 // pinned expect then. Neither is opened again. Only when expect still
-// holds the lock on h is it signalled, through that pidfd: a pidfd names
-// one process for good, so a pid reused since cannot get the signal. A
-// lock let go, or now another process's, gives ErrNotRunning. Without h
+// holds the lock on h, or has let go of it and lives on (its pidfd not
+// yet readable: exiting, or lingering), is it signalled, through that
+// pidfd: a pidfd names one process for good, so a pid reused since
+// cannot get the signal. A lock let go by a process that has exited, or
+// now another process's, gives ErrNotRunning. Without h
 // or pidfd it is signalNode (the pidfile opened again, the holder pinned
 // anew).
 func killHeld(h *pidfile.Handle, pidfd *os.File, path string, expect int, sig syscall.Signal, group bool) error {
@@ -178,9 +180,12 @@ func killHeld(h *pidfile.Handle, pidfd *os.File, path string, expect int, sig sy
 	if err != nil {
 		return err
 	}
-	if state != pidfile.Running || pid != expect {
+	if (state != pidfile.Running || pid != expect) && pidfdGone(pidfd) {
 		return ErrNotRunning
 	}
+	// Held still, or let go by a process that lives on: the pidfd names
+	// the process signalled first, for good.
+	pid = expect
 	p, err := checkPID(pid)
 	if err != nil {
 		return err
