@@ -159,3 +159,50 @@ func TestStoppingIsNotLost(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Concurrent starts of a self-locking node: the loser's node exits at
+// once (OwnFromEnv finds the lock held), and its start says the node is
+// already running, never that it failed, while the winner's node runs.
+//
+// The window is held open: a start that has seen the lock not held by its
+// node waits until that node holds it or has exited before it looks at the
+// node again (the loser exits, OwnFromEnv finding the lock taken).
+func TestConcurrentSelfLockStarts(t *testing.T) {
+	c := selfCluster(t, "own")
+	path := c.Nodes[0].PidFile
+	defer multi.SetTestHookSelfLockUnheld(func(pid int) {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if info, err := pidfile.Inspect(path); exited(pid) || err == nil && info.PID == pid && info.FilePID == pid {
+				return
+			}
+		}
+	})()
+	for round := range 5 {
+		var wg sync.WaitGroup
+		res := make([][]multi.Result, 2)
+		for k := range res {
+			c2 := multi.Cluster{Nodes: c.Nodes, RunDir: c.RunDir, Env: c.Env}
+			wg.Go(func() { res[k], _ = c2.Start(t.Context()) })
+		}
+		wg.Wait()
+		started := 0
+		for _, r := range res {
+			switch r[0].Outcome {
+			case multi.Started:
+				started++
+			case multi.AlreadyRunning:
+			default:
+				t.Errorf("round %d: %q; want started or already running", round, r[0])
+			}
+		}
+		if started != 1 {
+			t.Errorf("round %d: %d starts; want 1", round, started)
+		}
+		if _, err := c.StopWait(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if t.Failed() {
+			return
+		}
+	}
+}

@@ -1,0 +1,11 @@
+//go:build unix
+
+package multi
+
+// SetTestHookSelfLockUnheld sets the hook that runs when Start, waiting
+// for a self-locking node pid to take its lock, has seen it not held, until
+// the returned func.
+func SetTestHookSelfLockUnheld(f func(pid int)) (restore func()) {
+	testHookSelfLockUnheld = f
+	return func() { testHookSelfLockUnheld = nil }
+}
