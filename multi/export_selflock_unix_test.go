@@ -9,3 +9,11 @@ func SetTestHookSelfLockUnheld(f func(pid int)) (restore func()) {
 	testHookSelfLockUnheld = f
 	return func() { testHookSelfLockUnheld = nil }
 }
+
+// SetTestHookOnItsWay sets the hook that runs as multi begins to wait for
+// a process that let go of its node's lock to exit, until the returned
+// func.
+func SetTestHookOnItsWay(f func(pid int)) (restore func()) {
+	testHookOnItsWay = f
+	return func() { testHookOnItsWay = nil }
+}

@@ -57,15 +57,8 @@ func (c *Cluster) lostProc(ctx context.Context, n nodes.Node, info pidfile.Info,
 	if err != nil || p.Gone() || p.StartTicks != st.StartTicks {
 		return nil, 0
 	}
-	wait := exitGrace
-	if p.Exiting() {
-		wait = max(wait, exitingWait)
-	}
-	wctx, cancel := context.WithTimeout(ctx, wait)
-	err = waitLost(wctx, st)
-	cancel()
-	if err == nil {
-		return nil, 0 // it was on its way out
+	if waitOnItsWay(ctx, st, p, exitingWait) {
+		return nil, 0
 	}
 	p, err = nodes.ReadProc(st.PID)
 	switch {
@@ -76,6 +69,27 @@ func (c *Cluster) lostProc(ctx context.Context, n nodes.Node, info pidfile.Info,
 	}
 	return &LostError{PID: st.PID, Started: p.Start()}, 0
 }
+
+// waitOnItsWay waits for process st (read as p), which has let go of its
+// node's lock, to exit: up to exitGrace, or up to exitingWait once it has
+// begun to exit (PF_EXITING), while ctx lasts. It reports whether it
+// exited (a zombie has).
+func waitOnItsWay(ctx context.Context, st nodes.Started, p nodes.Proc, exitingWait time.Duration) bool {
+	wait := exitGrace
+	if p.Exiting() {
+		wait = max(wait, exitingWait)
+	}
+	if testHookOnItsWay != nil {
+		testHookOnItsWay(st.PID)
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	return waitLost(wctx, st) == nil
+}
+
+// testHookOnItsWay, when set by a test, runs as waitOnItsWay begins to
+// wait for pid.
+var testHookOnItsWay func(pid int)
 
 // stoppingError is a node whose process let go of its lock and is still
 // exiting after the wait (see lostProc).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,8 +21,9 @@ import (
 // releaseNodeEnv makes the test binary, at init, a self-locking node that
 // owns $MULTI_PIDFILE, says "up", and on SIGTERM releases its lock (the
 // pidfile removed), says "released", and then, as the variable says,
-// lingers that long and exits 0 ("linger=100ms"), or stays until killed
-// (a minute at most: "hang").
+// lingers that long and exits 0 ("linger=100ms"), or until a file exists
+// ("until=PATH", a minute at most), or stays until killed (a minute at
+// most: "hang").
 const releaseNodeEnv = "MULTI_TEST_RELEASE_NODE"
 
 func init() {
@@ -44,6 +46,13 @@ func init() {
 		linger, _ := time.ParseDuration(d)
 		time.Sleep(linger)
 		os.Exit(0)
+	}
+	if path, ok := strings.CutPrefix(mode, "until="); ok {
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if _, err := os.Stat(path); err == nil {
+				os.Exit(0)
+			}
+		}
 	}
 	time.Sleep(time.Minute)
 	os.Exit(3)
@@ -204,5 +213,40 @@ func TestConcurrentSelfLockStarts(t *testing.T) {
 		if t.Failed() {
 			return
 		}
+	}
+}
+
+// A node stopped by someone else in Start's settle window, on its way out
+// (its lock released, about to exit), is not SIGKILLed by Start's last
+// check: it is waited for, and exits as it meant to.
+func TestStartNeverKillsNodeOnItsWayOut(t *testing.T) {
+	exit := filepath.Join(t.TempDir(), "exit")
+	c, _ := releaseCluster(t, "until="+exit)
+	c.Settle = time.Minute // ended by the context, below
+	n := c.Nodes[0]
+	defer multi.SetTestHookOnItsWay(func(int) { os.WriteFile(exit, nil, 0o644) })()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan multi.Result, 1)
+	go func() {
+		res, _ := c.Start(ctx)
+		done <- res[0]
+	}()
+	// Start records the node's process once it holds its lock: then
+	// Start is in the settle window.
+	pollUntil(t, "the record to name the node's process", func() bool {
+		_, st, err := nodes.ReadRecordStarted(c.RunDir, n.Name)
+		return err == nil && st.PID > 0
+	})
+	waitSays(t, n, "up", 1)
+	other := multi.Cluster{Nodes: c.Nodes, RunDir: c.RunDir}
+	if _, err := other.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	waitSays(t, n, "released", 1)
+	cancel() // the settle window ends: Start checks its node now
+	r := <-done
+	if r.Err == nil || strings.Contains(r.Err.Error(), "killed") || !strings.Contains(r.Err.Error(), "exit status 0") {
+		t.Fatalf("Start of a node stopped in its settle window: %q; want it seen exiting by itself (exit status 0), not killed", r)
 	}
 }
