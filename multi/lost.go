@@ -30,10 +30,10 @@ func (c *Cluster) lostCandidate(n nodes.Node, info pidfile.Info) (nodes.Started,
 	return st, true
 }
 
-// exitGrace is how long a process that has let go of its node's lock, and
-// has not begun to exit, is given to exit before it is called lost: a
-// self-locking node releases its lock and then exits (Lock.Release, then
-// os.Exit), a moment apart.
+// exitGrace is how long a process that has released its node's lock (and
+// removed its pidfile), and has not begun to exit, is given to exit before
+// it is called lost: a self-locking node releases its lock and then exits
+// (Lock.Release, then os.Exit), a moment apart.
 const exitGrace = time.Second
 
 // lostProc returns a [LostError] if n is lost: nothing holds its lock, but
@@ -44,10 +44,10 @@ const exitGrace = time.Second
 // A process on its way out is not lost but stopping: the kernel drops a
 // process's locks early in its exit, and a self-locking node releases its
 // lock just before it exits. So the recorded process is waited for
-// (through a pidfd, while ctx lasts): up to exitGrace, or up to
-// exitingWait if it has begun to exit (PF_EXITING). Gone by then, the node
-// is neither lost nor stopping; still exiting, lostProc returns its pid as
-// stopping.
+// (through a pidfd, while ctx lasts; see [waitOnItsWay]): up to exitGrace
+// when its pidfile is gone, up to exitingWait if it has begun to exit
+// (PF_EXITING). Gone by then, the node is neither lost nor stopping; still
+// exiting, lostProc returns its pid as stopping.
 func (c *Cluster) lostProc(ctx context.Context, n nodes.Node, info pidfile.Info, exitingWait time.Duration) (lost *LostError, stopping int) {
 	st, ok := c.lostCandidate(n, info)
 	if !ok {
@@ -57,7 +57,7 @@ func (c *Cluster) lostProc(ctx context.Context, n nodes.Node, info pidfile.Info,
 	if err != nil || p.Gone() || p.StartTicks != st.StartTicks {
 		return nil, 0
 	}
-	if waitOnItsWay(ctx, st, p, exitingWait) {
+	if waitOnItsWay(ctx, st, p, info.State == pidfile.Absent, exitingWait) {
 		return nil, 0
 	}
 	p, err = nodes.ReadProc(st.PID)
@@ -71,13 +71,21 @@ func (c *Cluster) lostProc(ctx context.Context, n nodes.Node, info pidfile.Info,
 }
 
 // waitOnItsWay waits for process st (read as p), which has let go of its
-// node's lock, to exit: up to exitGrace, or up to exitingWait once it has
-// begun to exit (PF_EXITING), while ctx lasts. It reports whether it
-// exited (a zombie has).
-func waitOnItsWay(ctx context.Context, st nodes.Started, p nodes.Proc, exitingWait time.Duration) bool {
-	wait := exitGrace
+// node's lock, to exit: up to exitGrace if it released the lock cleanly
+// (released: its pidfile removed, as Lock.Release does), or up to
+// exitingWait once it has begun to exit (PF_EXITING), while ctx lasts. It
+// reports whether it exited (a zombie has). One that is neither (its
+// pidfile left stale, the lock dropped while it runs) is not waited for.
+func waitOnItsWay(ctx context.Context, st nodes.Started, p nodes.Proc, released bool, exitingWait time.Duration) bool {
+	var wait time.Duration
+	if released {
+		wait = exitGrace
+	}
 	if p.Exiting() {
 		wait = max(wait, exitingWait)
+	}
+	if wait == 0 {
+		return false
 	}
 	if testHookOnItsWay != nil {
 		testHookOnItsWay(st.PID)

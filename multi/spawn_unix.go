@@ -217,10 +217,10 @@ func (ch *child) confirm() (*os.Process, error) {
 // node is not killed mid-exit.
 func onItsWay(pid int, released bool) bool {
 	p, err := nodes.ReadProc(pid)
-	if err != nil || (!released && !p.Exiting()) {
+	if err != nil {
 		return false
 	}
-	return waitOnItsWay(context.Background(), nodes.Started{PID: pid, StartTicks: p.StartTicks}, p, goneWait)
+	return waitOnItsWay(context.Background(), nodes.Started{PID: pid, StartTicks: p.StartTicks}, p, released, goneWait)
 }
 
 // seeLog is where the node's output went: its logfile, or under Run,
