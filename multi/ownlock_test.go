@@ -33,7 +33,7 @@ func init() {
 func seenFromChild(t *testing.T, path string) string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), inspectEnv+"="+path)
+	cmd.Env = append(os.Environ(), inspectEnv+"="+path, "GORACE=atexit_sleep_ms=0") // the race runtime sleeps a second at exit by default
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("inspecting from a child: %v", err)
