@@ -45,6 +45,18 @@ func signalLost(st nodes.Started, sig syscall.Signal) (bool, error) {
 	return true, nil
 }
 
+// pidfdGone reports whether the process of the pidfd f has exited (a
+// zombie has): its pidfd is readable then.
+func pidfdGone(f *os.File) bool {
+	fds := []unix.PollFd{{Fd: int32(f.Fd()), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, 0)
+		if err != unix.EINTR {
+			return err != nil || n > 0
+		}
+	}
+}
+
 // waitLost waits until the lost process st has exited (a zombie has), or
 // ctx is done. It waits on a pidfd, in Go's network poller.
 func waitLost(ctx context.Context, st nodes.Started) error {

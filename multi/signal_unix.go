@@ -141,6 +141,9 @@ func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Hand
 		if expect > 0 && pid != expect {
 			return info, ErrNotRunning
 		}
+		if pid == os.Getpid() {
+			return info, fmt.Errorf("%w: pidfile %s is locked by this process (pid %d); not signalled", ErrOwnNode, path, pid)
+		}
 		// The one check of this pid: what follows takes only a safePID.
 		p, err := checkPID(pid)
 		if err != nil {
@@ -173,12 +176,13 @@ func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Hand
 // process a stopwait signalled and is waiting for, through what that
 // signal left open: h, the pidfile's handle, and pidfd, the pidfd that
 // pinned expect then. Neither is opened again. Only when expect still
-// holds the lock on h is it signalled, through that pidfd: a pidfd names
-// one process for good, so a pid reused since cannot get the signal. A
-// lock let go, or now another process's, gives ErrNotRunning. Without h
-// or pidfd it is signalKeep (the pidfile opened again, the holder pinned
-// anew and checked against want, the process the node's record names);
-// with them, the pidfd pinned the process the first signal checked.
+// holds the lock on h, or has let go of it and lives on (its pidfd not
+// yet readable: exiting, or lingering), is it signalled, through that
+// pidfd: a pidfd names one process for good, so a pid reused since
+// cannot get the signal. A lock let go by a process that has exited, or
+// now another process's, gives ErrNotRunning. Without h or pidfd it is
+// signalKeep (the pidfile opened again, the holder pinned anew and
+// checked against want, the process the node's record names).
 func killHeld(h *pidfile.Handle, pidfd *os.File, path string, expect int, want nodes.Started, sig syscall.Signal, group bool) error {
 	if h == nil || pidfd == nil {
 		_, h, _, err := signalKeep(path, expect, want, sig, group, false, nil, false)
@@ -191,9 +195,12 @@ func killHeld(h *pidfile.Handle, pidfd *os.File, path string, expect int, want n
 	if err != nil {
 		return err
 	}
-	if state != pidfile.Running || pid != expect {
+	if (state != pidfile.Running || pid != expect) && pidfdGone(pidfd) {
 		return ErrNotRunning
 	}
+	// Held still, or let go by a process that lives on: the pidfd names
+	// the process signalled first, for good.
+	pid = expect
 	p, err := checkPID(pid)
 	if err != nil {
 		return err

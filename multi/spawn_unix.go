@@ -188,7 +188,7 @@ func (ch *child) confirm() (*os.Process, error) {
 		return cmd.Process, nil
 	}
 	killed := false
-	if !exited(cmd.Process.Pid) {
+	if !exited(cmd.Process.Pid) && !onItsWay(cmd.Process.Pid, err == nil && info.State == pidfile.Absent) {
 		killed = cmd.Process.Signal(syscall.SIGKILL) == nil
 	}
 	ws, werr := waitChild(cmd)
@@ -217,6 +217,20 @@ func (ch *child) confirm() (*os.Process, error) {
 			strings.Join(names, ", "))
 	}
 	return nil, &exitError{status: ws, err: fmt.Errorf("%w %s", ErrExitedAtOnce, msg)}
+}
+
+// onItsWay reports whether pid, this process's unreaped child whose lock
+// is not held (its pidfile gone, if released), was on its way out and has exited, waited for as
+// [waitOnItsWay] does: a node that has begun to exit, or has released its
+// lock and removed its pidfile (a self-locking node's Lock.Release) just
+// before it exits, stopped in its settle window by someone else. Such a
+// node is not killed mid-exit.
+func onItsWay(pid int, released bool) bool {
+	p, err := nodes.ReadProc(pid)
+	if err != nil {
+		return false
+	}
+	return waitOnItsWay(context.Background(), nodes.Started{PID: pid, StartTicks: p.StartTicks}, p, released, goneWait)
 }
 
 // seeLog is where the node's output went: its logfile, or under Run,

@@ -202,8 +202,15 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 	if prevErr == nil && prevStarted.PID > 0 {
 		// The recorded process may run without its lock: a second copy
 		// would run beside it.
+		// One on its way out (stopped a moment ago) is waited for.
 		if info, err := pidfile.Inspect(n.PidFile); err == nil {
-			if lost := c.lostProc(n, info); lost != nil {
+			lost, stopping := c.lostProc(ctx, n, info, goneWait)
+			if stopping != 0 {
+				r.PID = stopping
+				r.fail("start", stoppingError(stopping))
+				return nil
+			}
+			if lost != nil {
 				lost.Start = true
 				r.PID = lost.PID
 				r.fail("start", lost)

@@ -128,7 +128,9 @@ func (c *Cluster) stopWait(ctx context.Context, results []Result, o stopOpts) {
 		}
 		// The pidfile's handle and the pidfd that pinned the holder go to
 		// the waiter, and come back for the SIGKILL round: opened once.
-		t := waiter.Target{Path: r.Node.PidFile, PID: r.PID, Handle: h, Pidfd: pidfd}
+		// Over when the process is gone, not only its lock: a node lets
+		// go of its lock a moment before it exits, or lives on.
+		t := waiter.Target{Path: r.Node.PidFile, PID: r.PID, Handle: h, Pidfd: pidfd, AwaitExit: true}
 		s.mu.Lock()
 		s.targets = append(s.targets, t)
 		s.byPath[r.Node.PidFile] = r

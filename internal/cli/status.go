@@ -36,8 +36,9 @@ func statusCommand(code *int) *cli.Command {
 Elsewhere, a line per node. States: running, stopped, stale (a pidfile
 nobody holds the lock of), elsewhere (held from another pid namespace),
 lost (no lock held, but the node's recorded process, same pid and start
-time, still runs: stop it with --lost), unknown (locked, but not as a node
-locks it, or unreadable). With --json,
+time, still runs: stop it with --lost), stopping (its process let go of
+the lock and is exiting), unknown (locked, but not as a node locks it, or
+unreadable). With --json,
 pid is the lock holder as multi sees it, file_pid what the text says.
 
    multi status
@@ -62,6 +63,8 @@ pid is the lock holder as multi sees it, file_pid what the text says.
 					out[i].Error = s.Err.Error()
 				} else if s.Lost != nil {
 					out[i].PID = s.Lost.PID
+				} else if s.Stopping != 0 {
+					out[i].PID = s.Stopping
 				}
 			}
 			enc := json.NewEncoder(c.App.Writer)
@@ -95,6 +98,8 @@ func (o *output) describeStatus(s multi.Status) string {
 		return o.paint(red, "unknown") + ": " + statusErrText(s)
 	case s.Lost != nil:
 		return o.paint(red, "lost") + fmt.Sprintf(" (pid %d, started %s, runs without its pidfile's lock; stop it with --lost)", s.Lost.PID, s.Lost.Started.Format(time.DateTime))
+	case s.Stopping != 0:
+		return o.paint(yellow, "stopping") + fmt.Sprintf(" (pid %d let go of its pidfile's lock and is exiting)", s.Stopping)
 	case s.State == pidfile.Running && s.Mismatch():
 		return o.paint(green, "running") + fmt.Sprintf(" (pid %d; the pidfile's text disagrees, the lock holder is the truth)", s.PID)
 	case s.State == pidfile.Running:
@@ -261,7 +266,7 @@ func elide(s string, w int) string {
 
 // stateWord is the one place a node's state becomes a status word and its
 // colour, for the table and --json: running, stopped, stale, elsewhere, lost,
-// or unknown when the pidfile could not be inspected. statusCode beside
+// stopping, or unknown when the pidfile could not be inspected. statusCode beside
 // it maps the same states to the exit code; the line mode's sentences
 // (describeStatus) say the same in more words.
 func stateWord(s multi.Status) (word, color string) {
@@ -270,6 +275,8 @@ func stateWord(s multi.Status) (word, color string) {
 		return "unknown", red
 	case s.Lost != nil:
 		return "lost", red
+	case s.Stopping != 0:
+		return "stopping", yellow
 	case s.State == pidfile.Running || s.State == pidfile.Elsewhere:
 		return s.State.String(), green
 	case s.State == pidfile.Stale:
@@ -286,6 +293,11 @@ func statusCode(sts []multi.Status) int {
 		case s.Err != nil, s.Lost != nil:
 			// A lost node runs, unseen through its lock: unknown.
 			return exitUnknown
+		case s.Stopping != 0:
+			// On its way out: not running.
+			if code == exitOK {
+				code = exitStopped
+			}
 		case s.State == pidfile.Stale:
 			code = exitFailed
 		case s.State == pidfile.Absent && code == exitOK:
