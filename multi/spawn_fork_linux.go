@@ -93,6 +93,11 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 	}
 	s.argv = append(s.argv, nil)
 
+	done, err := tasks.take(1)
+	if err != nil {
+		return nil, err, true
+	}
+	defer func() { done(ch != nil) }()
 	t0 := time.Now()
 	for try := 0; ; try++ {
 		claim, err := pidfile.OpenClaim(n.PidFile)
@@ -120,7 +125,7 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 			// No child (no process or descriptor left): a pidfile this
 			// made is left empty and unlocked; one there before, stale.
 			pidfile.RemoveStale(n.PidFile)
-			return nil, err, true
+			return nil, forkErr(err), true
 		}
 		ch.pid = pid
 		ch.cmd = &exec.Cmd{Path: path, Args: n.Command, Process: mustFind(pid)}

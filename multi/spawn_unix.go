@@ -35,6 +35,17 @@ func spawn(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Dur
 	if err != nil {
 		return nil, err
 	}
+	done, err := tasks.take(stepTasks)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := spawnStep(ctx, n, env, lockTimeout, self)
+	done(err == nil)
+	return ch, err
+}
+
+// spawnStep is spawn through the exec step, the program self.
+func spawnStep(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Duration, self string) (*child, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -61,7 +72,7 @@ func spawn(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Dur
 	w.Close()
 	started(err)
 	if err != nil {
-		return nil, err
+		return nil, forkErr(err)
 	}
 	ch.cmd, ch.pid = cmd, cmd.Process.Pid
 	msg, _ := io.ReadAll(r)
