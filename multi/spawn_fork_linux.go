@@ -54,6 +54,12 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 	if err != nil {
 		return nil, nil, false
 	}
+	// Counted before anything is made: a node refused leaves no logfile.
+	done, err := tasks.take(1)
+	if err != nil {
+		return nil, err, true
+	}
+	defer func() { done(ch != nil) }()
 	log, err := nodes.OpenLogfile(n.LogFile)
 	if err != nil {
 		return nil, nil, false
@@ -93,11 +99,6 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 	}
 	s.argv = append(s.argv, nil)
 
-	done, err := tasks.take(1)
-	if err != nil {
-		return nil, err, true
-	}
-	defer func() { done(ch != nil) }()
 	t0 := time.Now()
 	for try := 0; ; try++ {
 		claim, err := pidfile.OpenClaim(n.PidFile)

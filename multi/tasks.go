@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // ErrTaskLimit: a node was not started because no task (process or
@@ -86,7 +87,11 @@ type taskAccount struct {
 	room     int    // tasks this process may still make, taskSlack kept back
 	inflight int    // taken by starts not yet over
 	limit    string // the limit nearest to be reached
+	looked   time.Time
 }
+
+// remeasureEvery is how often a start that finds no room left looks again.
+const remeasureEvery = 100 * time.Millisecond
 
 // beginTasks readies a start for the task limits that apply to this
 // process, if any: it lowers workers (and GOMAXPROCS, until end) so that
@@ -157,8 +162,13 @@ func (a *taskAccount) take(k int) (done func(kept bool), err error) {
 		return func(bool) {}, nil
 	}
 	if a.room < k {
-		if room, limit, ok := taskRoom(); ok {
-			a.room, a.limit = room-taskSlack-a.inflight, limit
+		// Counting a user's tasks reads all of /proc: not again for every
+		// node refused.
+		if time.Since(a.looked) > remeasureEvery {
+			if room, limit, ok := taskRoom(); ok {
+				a.room, a.limit = room-taskSlack-a.inflight, limit
+			}
+			a.looked = time.Now()
 		}
 		if a.room < k {
 			return nil, &TaskLimitError{Limit: a.limit}
