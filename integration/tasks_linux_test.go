@@ -69,7 +69,7 @@ func TestTaskLimitNproc(t *testing.T) {
 	mustOK(t, os.Chmod(base, 0o755))
 	bin := filepath.Join(base, "multi")
 	copyFile(t, binary(t), bin)
-	for i, c := range []struct{ limit, nodes int }{{60, 100}, {60, 100}, {150, 200}} {
+	for i, c := range []struct{ limit, nodes int }{{60, 100}, {60, 100}, {60, 100}, {60, 100}, {150, 200}} {
 		uid := uid0 + i
 		t.Cleanup(func() { killUID(t, uid) })
 		rundir := filepath.Join(base, fmt.Sprintf("run%d", i))
@@ -122,7 +122,8 @@ func countStarted(out string) int {
 // checkLimited checks multi start's exit code and output, and the
 // rundir: no crash, exit 1, each of n nodes started (its pidfile locked
 // by the pid reported) or FAILED naming the limit, and no pidfile or
-// record but a started node's.
+// record, nor logfile, but a started node's: a node refused for want of
+// room is refused before anything of it is made.
 func checkLimited(t *testing.T, code int, out, rundir string, n int, limit string) {
 	t.Helper()
 	if strings.Contains(out, "fatal error") || strings.Contains(out, "goroutine ") {
@@ -179,7 +180,7 @@ func checkLimited(t *testing.T, code int, out, rundir string, n int, limit strin
 	mustOK(t, err)
 	for _, e := range entries {
 		name, ext, _ := strings.Cut(e.Name(), ".")
-		if (ext == "pid" || ext == "node") && seen[name] != "started" {
+		if (ext == "pid" || ext == "node" || ext == "log") && seen[name] != "started" {
 			errorf("%s left in the rundir for a node that does not run (%s)", e.Name(), seen[name])
 		}
 	}

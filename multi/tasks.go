@@ -47,7 +47,7 @@ func (e *TaskLimitError) Unwrap() error { return e.Err }
 // no task to give (EAGAIN: a limit; ENOMEM: no pid or memory for one).
 func forkErr(err error) error {
 	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.ENOMEM) {
-		room, limit, ok := taskRoom()
+		room, limit, ok := readTaskRoom()
 		if !ok || room > taskSlack {
 			limit = "" // no limit of ours is near: the kernel's own
 		}
@@ -76,6 +76,9 @@ const (
 	threadSlack = 3
 )
 
+// readTaskRoom is [taskRoom]; the tests set their own limit.
+var readTaskRoom = taskRoom
+
 // tasks is this process's account of the tasks it may still make, while
 // a start is under way under a limit. Limits are the process's (its
 // user's, its cgroup's), so one account serves every Cluster.
@@ -88,6 +91,7 @@ type taskAccount struct {
 	inflight int    // taken by starts not yet over
 	limit    string // the limit nearest to be reached
 	looked   time.Time
+	procs    int // GOMAXPROCS before the first start under way lowered it
 }
 
 // remeasureEvery is how often a start that finds no room left looks again.
@@ -98,7 +102,7 @@ const remeasureEvery = 100 * time.Millisecond
 // this process's own threads take a small share of the room, and makes
 // those threads now. It fails, changing nothing, when not even they fit.
 func beginTasks(workers int) (int, func(), error) {
-	room, limit, ok := taskRoom()
+	room, limit, ok := readTaskRoom()
 	if !ok {
 		return workers, func() {}, nil
 	}
@@ -112,21 +116,25 @@ func beginTasks(workers int) (int, func(), error) {
 	if room-need-1 <= taskSlack {
 		return 0, nil, &TaskLimitError{Limit: limit}
 	}
+	tasks.mu.Lock()
+	if tasks.users == 0 {
+		tasks.procs = procs // put back by the last start to end
+	}
+	tasks.users++
 	if capProcs < procs {
 		runtime.GOMAXPROCS(capProcs)
 	}
+	tasks.mu.Unlock()
 	reserveThreads(need)
-	room, limit, _ = taskRoom()
+	room, limit, _ = readTaskRoom()
 	tasks.mu.Lock()
-	tasks.users++
 	tasks.room, tasks.limit = room-taskSlack-tasks.inflight, limit
 	tasks.mu.Unlock()
 	return workers, func() {
 		tasks.mu.Lock()
-		tasks.users--
-		tasks.mu.Unlock()
-		if capProcs < procs {
-			runtime.GOMAXPROCS(procs)
+		defer tasks.mu.Unlock()
+		if tasks.users--; tasks.users == 0 && runtime.GOMAXPROCS(0) != tasks.procs {
+			runtime.GOMAXPROCS(tasks.procs)
 		}
 	}, nil
 }
@@ -165,7 +173,7 @@ func (a *taskAccount) take(k int) (done func(kept bool), err error) {
 		// Counting a user's tasks reads all of /proc: not again for every
 		// node refused.
 		if time.Since(a.looked) > remeasureEvery {
-			if room, limit, ok := taskRoom(); ok {
+			if room, limit, ok := readTaskRoom(); ok {
 				a.room, a.limit = room-taskSlack-a.inflight, limit
 			}
 			a.looked = time.Now()
