@@ -33,7 +33,15 @@ func taskRoom() (room int, limit string, ok bool) {
 	var rl unix.Rlimit
 	if unix.Getrlimit(unix.RLIMIT_NPROC, &rl) == nil && rl.Cur != unix.RLIM_INFINITY && rl.Cur < math.MaxInt32 && !nprocExempt() {
 		uid := os.Getuid()
-		take(int(rl.Cur)-tasksOfUID(uid), fmt.Sprintf("RLIMIT_NPROC (ulimit -u) %d of uid %d", rl.Cur, uid))
+		l := fmt.Sprintf("RLIMIT_NPROC (ulimit -u) %d of uid %d", rl.Cur, uid)
+		// Counting the uid's tasks reads all of /proc; the tasks of the
+		// whole system, one small file, bound them, and usually leave
+		// room enough that the count is not needed.
+		if r := int(rl.Cur) - systemTasks(); r >= nprocFar {
+			take(r, l)
+		} else {
+			take(int(rl.Cur)-tasksOfUID(uid), l)
+		}
 	}
 	return room, limit, ok
 }
@@ -145,6 +153,23 @@ func nprocExempt() bool {
 	}
 	eff, err := strconv.ParseUint(caps, 16, 64)
 	return err == nil && eff&(1<<unix.CAP_SYS_RESOURCE|1<<unix.CAP_SYS_ADMIN) != 0
+}
+
+// nprocFar is room under RLIMIT_NPROC that needs no exact count.
+const nprocFar = 1024
+
+// systemTasks is how many tasks the system has (the fourth field of
+// /proc/loadavg, "running/total"); a large number if unknown.
+func systemTasks() int {
+	f := strings.Fields(readTrim("/proc/loadavg"))
+	if len(f) > 3 {
+		if _, total, ok := strings.Cut(f[3], "/"); ok {
+			if n, err := strconv.Atoi(total); err == nil {
+				return n
+			}
+		}
+	}
+	return math.MaxInt32
 }
 
 // tasksOfUID counts the tasks (threads) whose real uid is uid, which
