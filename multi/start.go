@@ -64,7 +64,7 @@ func (c *Cluster) startAll(ctx context.Context, results []Result, verb func(int)
 	}
 	// Under a task limit, fewer workers, and this process's threads made
 	// now, before the nodes take the room.
-	workers, end, err := beginTasks(workers)
+	workers, end, err := beginTasks(len(results), workers)
 	if err != nil {
 		for i := range results {
 			if _, ok := verb(i); ok {

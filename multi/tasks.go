@@ -97,13 +97,20 @@ type taskAccount struct {
 // remeasureEvery is how often a start that finds no room left looks again.
 const remeasureEvery = 100 * time.Millisecond
 
-// beginTasks readies a start for the task limits that apply to this
-// process, if any: it lowers workers (and GOMAXPROCS, until end) so that
-// this process's own threads take a small share of the room, and makes
-// those threads now. It fails, changing nothing, when not even they fit.
-func beginTasks(workers int) (int, func(), error) {
+// ampleRoom is room enough that a start of n nodes with need threads of
+// its own needs neither count nor threads made beforehand (systemd's
+// default TasksMax=, say): whatever the nodes take, and a few hundred
+// tasks their own children may make meanwhile, leave room.
+func ampleRoom(n, need int) int { return n*stepTasks + 2*need + 256 }
+
+// beginTasks readies a start of n nodes for the task limits that apply to
+// this process, if any: it lowers workers (and GOMAXPROCS, until end) so
+// that this process's own threads take a small share of the room, and
+// makes those threads now. It fails, changing nothing, when not even they
+// fit.
+func beginTasks(n, workers int) (int, func(), error) {
 	room, limit, ok := readTaskRoom()
-	if !ok {
+	if !ok || room >= ampleRoom(n, runtime.GOMAXPROCS(0)+workers+threadSlack) {
 		return workers, func() {}, nil
 	}
 	procs := runtime.GOMAXPROCS(0)

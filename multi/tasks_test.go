@@ -43,7 +43,7 @@ func fakeRoom(t *testing.T, room *int, limit string) {
 func TestTaskAccountRefusesWithoutRoom(t *testing.T) {
 	room := 40
 	fakeRoom(t, &room, "pids.max 50 of cgroup /t")
-	workers, end, err := beginTasks(8)
+	workers, end, err := beginTasks(10, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,12 +98,36 @@ func TestTaskAccountRefusesWithoutRoom(t *testing.T) {
 func TestBeginTasksNoRoom(t *testing.T) {
 	room := 5
 	fakeRoom(t, &room, "RLIMIT_NPROC (ulimit -u) 20 of uid 1000")
-	_, _, err := beginTasks(8)
+	_, _, err := beginTasks(10, 8)
 	var tl *TaskLimitError
 	if !errors.As(err, &tl) || tl.Limit != "RLIMIT_NPROC (ulimit -u) 20 of uid 1000" {
 		t.Fatalf("beginTasks = %v, want a TaskLimitError naming the limit", err)
 	}
 	if _, err := tasks.take(1000); err != nil {
 		t.Errorf("take after a refused start: %v", err)
+	}
+}
+
+// A room far larger than a start could use (systemd's default TasksMax=)
+// costs nothing: no count, no threads made; a start that could fill it
+// is counted.
+func TestBeginTasksAmpleRoom(t *testing.T) {
+	room := 4915
+	fakeRoom(t, &room, "pids.max 4915 of cgroup /t")
+	workers, end, err := beginTasks(200, 8)
+	if err != nil || workers != 8 {
+		t.Fatalf("beginTasks(200) = %d, %v; want 8 workers", workers, err)
+	}
+	if _, err := tasks.take(10000); err != nil {
+		t.Errorf("counted a start with ample room: %v", err)
+	}
+	end()
+	_, end, err = beginTasks(2000, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer end()
+	if _, err := tasks.take(10000); !errors.Is(err, ErrTaskLimit) {
+		t.Errorf("a start of 2000 nodes in a room of 4915 is not counted: %v", err)
 	}
 }
