@@ -12,6 +12,11 @@ import (
 // thread) could be made for it: the user's RLIMIT_NPROC (ulimit -u), the
 // cgroup's pids.max (systemd's TasksMax=, docker --pids-limit) or the
 // kernel refused one. See [TaskLimitError].
+//
+// Under such a limit, when a start could fill it, Start, Restart and Run
+// start fewer nodes at once, make the threads they need before any node
+// (the Go runtime aborts the process when it cannot make one), and lower
+// GOMAXPROCS while they start nodes; then they put it back.
 var ErrTaskLimit = errors.New("task limit")
 
 // A TaskLimitError reports a node not started for want of a task: either
