@@ -197,6 +197,12 @@ type Cluster struct {
 	// <= 1 or multi's own. Only the holder is waited for: children that
 	// outlive it are not. Without Group only the holder is signalled.
 	Group bool
+	// AllowSharedFolders accepts a rundir, and folders of the nodes'
+	// pidfiles and logfiles, that others than root and this user can
+	// write to, for the rest of this process (see [nodes.AcceptShared]):
+	// without it every verb refuses them with a [nodes.UnsafeFolderError].
+	// Records are then neither written nor read in such a rundir.
+	AllowSharedFolders bool
 }
 
 // FromSpec resolves s's nodes (see [nodes.Spec.Nodes]) and returns a
@@ -250,6 +256,9 @@ func (c *Cluster) report(r *Result) {
 }
 
 func (c *Cluster) results() []Result {
+	if c.AllowSharedFolders {
+		nodes.AcceptShared(c.rundir(), c.Nodes)
+	}
 	out := make([]Result, len(c.Nodes))
 	now := time.Now()
 	for i, n := range c.Nodes {

@@ -46,10 +46,21 @@ func spawn(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Dur
 
 // spawnStep is spawn through the exec step, the program self.
 func spawnStep(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Duration, self string) (*child, error) {
+	extra := []*os.File{nil}
+	if n.Dir != "" {
+		// The step changes to the folder the walk reached (see stepDirEnv).
+		wd, err := nodes.OpenWorkDir(n)
+		if err != nil {
+			return nil, err
+		}
+		defer wd.Close()
+		extra = append(extra, wd)
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
+	extra[0] = w
 	ch := &child{node: n, born: time.Now()}
 	if st, err := os.Stat(n.LogFile); err == nil {
 		ch.logOff = st.Size() // the log is appended to: show only this run's lines
@@ -63,8 +74,7 @@ func spawnStep(ctx context.Context, n nodes.Node, env []string, lockTimeout time
 		Path:        self,
 		Args:        append([]string{"multi: exec " + n.Name, n.PidFile, n.LogFile, "--"}, n.Command...),
 		Env:         stepEnviron(env, step, n),
-		Dir:         n.Dir,
-		ExtraFiles:  []*os.File{w},
+		ExtraFiles:  extra,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
 	started := prepareRun(cmd, n)
@@ -258,7 +268,8 @@ func execFailKind(err error) string {
 	switch {
 	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
 		return "noent"
-	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOEXEC):
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOEXEC), errors.Is(err, syscall.EISDIR):
+		// A folder is there, but is no program (a shell's 126 too).
 		return "noexec"
 	}
 	return "fail"

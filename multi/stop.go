@@ -295,7 +295,12 @@ func (s *stopWaiter) giveUp(err error) {
 // (nil: reached for it alone).
 func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal, dirs *pidfile.Folders, keep bool) (bool, *pidfile.Handle, *os.File) {
 	c.untagRun(r.Node.Name, op, sig) // before the signal: see runTagExt
-	info, h, pidfd, err := signalKeep(r.Node.PidFile, 0, sig, c.Group, true, dirs, keep)
+	expect, err := c.sharedExpect(r.Node)
+	if err != nil {
+		r.fail(op, err)
+		return false, nil, nil
+	}
+	info, h, pidfd, err := signalKeep(r.Node.PidFile, expect, sig, c.Group, true, dirs, keep)
 	if h != nil && (err != nil || !keep) {
 		defer h.Close()
 	}

@@ -86,6 +86,9 @@ func WriteRecordStarted(rundir string, n Node, s Started) error {
 		return fail(err)
 	}
 	defer d.Close()
+	if d.Shared() {
+		return nil // never read there (see AcceptShared)
+	}
 	// A shared flock on the rundir's lock file while the temp file
 	// exists: a command removes only the leftovers of writers that hold
 	// none, dead ones.
@@ -192,6 +195,9 @@ func ReadRecords(rundir string) ([]Node, error) {
 		return nil, fmt.Errorf("rundir %s: %w", rundir, err)
 	}
 	defer d.Close()
+	if d.Shared() {
+		return nil, nil // see AcceptShared
+	}
 	if lk, err := openRunLock(d, false); err == nil {
 		cleanTemps(d, lk)
 		lk.Close()
@@ -232,6 +238,9 @@ func (s Spec) Resolve() ([]Node, error) {
 	if rundir == "" {
 		rundir = DefaultRunDir()
 	}
+	if s.AllowSharedFolders {
+		AcceptShared(rundir, nil)
+	}
 	// The records read already (all of them, with no names), else read
 	// here, each through one opening of the rundir.
 	var recorded map[string]Node
@@ -239,6 +248,9 @@ func (s Spec) Resolve() ([]Node, error) {
 		recs, err := ReadRecords(rundir)
 		if err != nil {
 			return nil, err
+		}
+		if len(recs) == 0 && s.AllowSharedFolders && SharedFolder(rundir) {
+			return nil, fmt.Errorf("%w, and records in %s are %w", ErrNoNodes, rundir, errShared)
 		}
 		if len(recs) == 0 {
 			return nil, fmt.Errorf("%w, and none recorded in %s", ErrNoNodes, rundir)
@@ -256,6 +268,9 @@ func (s Spec) Resolve() ([]Node, error) {
 	ns, explicit, err := s.nodes()
 	if err != nil {
 		return nil, err
+	}
+	if s.AllowSharedFolders {
+		AcceptShared("", ns)
 	}
 	var d *safefs.Folder
 	if recorded == nil {

@@ -53,6 +53,10 @@ type Spec struct {
 	// Env sets [Node.Env] on every node: KEY=VALUE entries, recorded. On
 	// a restart without a command, none means the recorded ones.
 	Env []string
+	// AllowSharedFolders makes Resolve accept a rundir, and folders of the
+	// nodes' files, that others than root and this user can write to (see
+	// [AcceptShared]); records in such a rundir are then not read.
+	AllowSharedFolders bool
 }
 
 // Nodes expands the spec into nodes, in the order the names were given.

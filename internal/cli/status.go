@@ -100,7 +100,7 @@ func (o *output) describeStatus(s multi.Status) string {
 	case s.State == pidfile.Running:
 		return o.paint(green, "running") + fmt.Sprintf(" (pid %d)", s.PID)
 	case s.State == pidfile.Stale:
-		return o.paint(red, "stale") + " (pidfile " + s.Node.PidFile + " left behind; no process holds its lock)"
+		return o.paint(red, "stale") + " (pidfile " + nodes.Printable(s.Node.PidFile) + " left behind; no process holds its lock)"
 	case s.State == pidfile.Elsewhere:
 		return o.paint(green, "running") + " in another pid namespace (holder not visible from here)"
 	}
@@ -124,9 +124,9 @@ func (o *output) statusTable(sts []multi.Status, rundir string) {
 	short := func(path string) string {
 		if rel, err := filepath.Rel(rundir, path); err == nil && rundir != "" && !strings.HasPrefix(rel, "..") {
 			relative = true
-			return rel
+			return nodes.Printable(rel)
 		}
-		return path
+		return nodes.Printable(path)
 	}
 	for _, s := range sts {
 		state, color := stateWord(s)
@@ -177,7 +177,7 @@ func (o *output) statusTable(sts []multi.Status, rundir string) {
 		widths[i]--
 	}
 	if relative {
-		fmt.Fprintln(o.w, "files in "+elide(rundir, width-len("files in ")))
+		fmt.Fprintln(o.w, "files in "+elide(nodes.Printable(rundir), width-len("files in ")))
 	}
 	for r, row := range rows {
 		var b strings.Builder

@@ -3,6 +3,8 @@ package pidfile
 import (
 	"errors"
 	"os"
+
+	"github.com/multi-launcher/multi/internal/safefs"
 )
 
 // Environment variables through which multi hands a node its pidfile
@@ -40,5 +42,8 @@ func OwnFromEnv() (*Lock, error) {
 	if path == "" {
 		return nil, ErrNoPidfile
 	}
+	// A pidfile folder others can write to, if multi accepted it
+	// (--allow-shared-folders).
+	safefs.AcceptSharedFromEnv()
 	return Acquire(path)
 }

@@ -1,0 +1,48 @@
+package multi
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
+)
+
+// ErrUnconfirmedHolder: a node's pidfile is in a folder others can write
+// to ([Cluster.AllowSharedFolders]), and its lock holder is not the
+// process the node's record names, or no record names one: not signalled.
+var ErrUnconfirmedHolder = errors.New("lock holder not confirmed by the node's record; not signalled")
+
+// sharedExpect is the only pid signalOne may signal for n when n's
+// pidfile is in a folder others can write to, accepted by
+// c.AllowSharedFolders: anyone who can rename files there could have put
+// another pidfile of root's in its place (another node's, whose holder
+// they could not signal themselves). There the holder is signalled only
+// if it is the process n's record names, pid and start time, the record
+// being in a rundir nobody else can write to (records in a shared rundir
+// are not read). 0 when n's folder is not such a folder, or nothing holds
+// the lock (signalKeep then says what it finds).
+func (c *Cluster) sharedExpect(n nodes.Node) (int, error) {
+	if !c.AllowSharedFolders || !nodes.SharedFolder(filepath.Dir(n.PidFile)) {
+		return 0, nil
+	}
+	info, err := pidfile.Inspect(n.PidFile)
+	if err != nil || info.State != pidfile.Running {
+		return 0, nil
+	}
+	rec, st, err := nodes.ReadRecordStarted(c.rundir(), n.Name)
+	switch {
+	case err != nil || st.PID == 0 || rec.PidFile != n.PidFile:
+		return 0, fmt.Errorf("%w: pidfile %s, in a folder others can write to, is held by pid %d, and no record names the process that runs %s",
+			ErrUnconfirmedHolder, n.PidFile, info.PID, n.Name)
+	case info.PID != st.PID:
+		return 0, fmt.Errorf("%w: pidfile %s, in a folder others can write to, is held by pid %d, but %s's record names pid %d",
+			ErrUnconfirmedHolder, n.PidFile, info.PID, n.Name, st.PID)
+	}
+	if p, err := nodes.ReadProc(st.PID); err != nil || p.StartTicks != st.StartTicks {
+		return 0, fmt.Errorf("%w: pidfile %s, in a folder others can write to, is held by pid %d, which is not the process %s's record names (another start time)",
+			ErrUnconfirmedHolder, n.PidFile, info.PID, n.Name)
+	}
+	return st.PID, nil
+}
