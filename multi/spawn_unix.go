@@ -29,7 +29,7 @@ import (
 // settle window ends ([child.recheck]) and then lets it go.
 func spawn(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Duration) (*child, error) {
 	if ch, err, ok := spawnFork(n, env); ok {
-		return ch, err
+		return ch, withLimitHint(err)
 	}
 	self, err := selfExe()
 	if err != nil {
@@ -41,7 +41,7 @@ func spawn(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Dur
 	}
 	ch, err := spawnStep(ctx, n, env, lockTimeout, self)
 	done(err == nil)
-	return ch, err
+	return ch, withLimitHint(err)
 }
 
 // spawnStep is spawn through the exec step, the program self.
@@ -164,7 +164,7 @@ func (ch *child) recheck() error {
 		}
 	}
 	_, err := ch.confirm()
-	return err
+	return withLimitHint(err)
 }
 
 // stepError is a failure the exec step reported, with the error it

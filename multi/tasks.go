@@ -2,6 +2,7 @@ package multi
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"syscall"
@@ -59,6 +60,29 @@ func forkErr(err error) error {
 		return &TaskLimitError{Limit: limit, Err: err}
 	}
 	return err
+}
+
+// hintRoom: with fewer tasks left than this when a node exited at once,
+// the limit is named as the likely reason.
+const hintRoom = 16
+
+// withLimitHint adds to err, a node that exited at once, the task limit
+// that had little room left when it did: the likely reason, when the
+// node's own threads or children could not be made (a Go node dies with
+// "fatal error: newosproc", its log ending in a stack).
+func withLimitHint(err error) error {
+	if err == nil || !errors.Is(err, ErrExitedAtOnce) {
+		return err
+	}
+	room, limit, ok := readTaskRoom()
+	if !ok || room >= hintRoom {
+		return err
+	}
+	left := fmt.Sprintf("%d tasks were", room)
+	if room == 1 {
+		left = "1 task was"
+	}
+	return fmt.Errorf("%w; only %s left under the %s: it may have found none to make", err, left, limit)
 }
 
 // The Go runtime aborts the whole process ("fatal error: newosproc") when
