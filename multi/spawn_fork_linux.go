@@ -55,6 +55,12 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 	if err != nil {
 		return nil, nil, false
 	}
+	// Counted before anything is made: a node refused leaves no logfile.
+	done, err := tasks.take(1)
+	if err != nil {
+		return nil, err, true
+	}
+	defer func() { done(ch != nil) }()
 	log, err := nodes.OpenLogfile(n.LogFile)
 	if err != nil {
 		return nil, nil, false
@@ -129,7 +135,7 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 			// No child (no process or descriptor left): a pidfile this
 			// made is left empty and unlocked; one there before, stale.
 			pidfile.RemoveStale(n.PidFile)
-			return nil, err, true
+			return nil, forkErr(err), true
 		}
 		ch.pid = pid
 		ch.cmd = &exec.Cmd{Path: path, Args: n.Command, Process: mustFind(pid)}

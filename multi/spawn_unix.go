@@ -29,12 +29,23 @@ import (
 // settle window ends ([child.recheck]) and then lets it go.
 func spawn(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Duration) (*child, error) {
 	if ch, err, ok := spawnFork(n, env); ok {
-		return ch, err
+		return ch, withLimitHint(err)
 	}
 	self, err := selfExe()
 	if err != nil {
 		return nil, err
 	}
+	done, err := tasks.take(stepTasks)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := spawnStep(ctx, n, env, lockTimeout, self)
+	done(err == nil)
+	return ch, withLimitHint(err)
+}
+
+// spawnStep is spawn through the exec step, the program self.
+func spawnStep(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Duration, self string) (*child, error) {
 	extra := []*os.File{nil}
 	if n.Dir != "" {
 		// The step changes to the folder the walk reached (see stepDirEnv).
@@ -71,7 +82,7 @@ func spawn(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Dur
 	w.Close()
 	started(err)
 	if err != nil {
-		return nil, err
+		return nil, forkErr(err)
 	}
 	ch.cmd, ch.pid = cmd, cmd.Process.Pid
 	msg, _ := io.ReadAll(r)
@@ -153,7 +164,7 @@ func (ch *child) recheck() error {
 		}
 	}
 	_, err := ch.confirm()
-	return err
+	return withLimitHint(err)
 }
 
 // stepError is a failure the exec step reported, with the error it

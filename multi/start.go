@@ -62,6 +62,19 @@ func (c *Cluster) startAll(ctx context.Context, results []Result, verb func(int)
 		batch = max(1, budget/2)
 		workers = max(1, min(startWorkers, (budget-batch)/startFDs))
 	}
+	// Under a task limit, fewer workers, and this process's threads made
+	// now, before the nodes take the room.
+	workers, end, err := beginTasks(len(results), workers)
+	if err != nil {
+		for i := range results {
+			if _, ok := verb(i); ok {
+				results[i].fail("start", err)
+			}
+			c.report(&results[i])
+		}
+		return
+	}
+	defer end()
 	for lo := 0; lo < len(results); lo += batch {
 		hi := min(lo+batch, len(results))
 		c.startBatch(ctx, results[lo:hi], workers, func(i int) (string, bool) { return verb(lo + i) })
