@@ -179,9 +179,6 @@ func pidfdExited(f *os.File) bool {
 	}
 }
 
-// watching reports whether i has a pidfd watched.
-func (w *pidfdWatcher) watching(i int) bool { return w.byI[i] != nil }
-
 // stop ends the watches, once ctx is done, and closes the pidfds.
 func (w *pidfdWatcher) stop() {
 	if w.ep == nil {

@@ -27,6 +27,5 @@ func (*pidfdWatcher) pidfd(i int) *os.File { return nil }
 // pidfdExited: there are no pidfds here to say otherwise.
 func pidfdExited(f *os.File) bool                  { return true }
 func (*pidfdWatcher) release(i int) *os.File       { return nil }
-func (*pidfdWatcher) watching(i int) bool          { return false }
 func (*pidfdWatcher) settle(i int, given *os.File) {}
 func (*pidfdWatcher) stop()                        {}

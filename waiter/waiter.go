@@ -41,7 +41,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"sync"
+	"time"
 
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
@@ -72,13 +72,60 @@ type Target struct {
 	AwaitExit bool
 }
 
-// A Strategy decides how to wait. [Poll] and [Notify] are the two there are.
+// A Strategy decides how to wait: [Poll] and [Notify] are the two there
+// are. Both are settings of the one wait (the loop in loop.go): how often
+// the rounds of lock tests come, whether fsnotify watches the folders of
+// targets whose holder has no pidfd, and what a kept target costs.
 type Strategy interface {
-	wait(ctx context.Context, r *run) error
-	// fdsPerTarget is how many descriptors a kept target costs.
-	fdsPerTarget() int
-	// eachConfig is how [WaitEach] waits with it.
-	eachConfig() eachConfig
+	config() config
+}
+
+// Poll tests each lock at once, then after First, then after delays that
+// double up to Max; on Linux, a holder's exit also tests its lock at once.
+// In [WaitEach], once every pending holder has a pidfd, the rounds (left
+// for a holder that lets go of its lock without exiting) start at Max and
+// back off to a second, or Max if longer.
+type Poll struct {
+	// First is the delay after the first test; zero means 100µs.
+	First time.Duration
+	// Max bounds the delay between tests; zero means 250ms.
+	Max time.Duration
+}
+
+// next is the delay after d in the backoff, the first one for d <= 0.
+func (p Poll) next(d time.Duration) time.Duration {
+	first, max := p.First, p.Max
+	if first <= 0 {
+		first = 100 * time.Microsecond
+	}
+	if max <= 0 {
+		max = 250 * time.Millisecond
+	}
+	if d <= 0 {
+		return min(first, max)
+	}
+	return min(2*d, max)
+}
+
+func (p Poll) config() config { return config{poll: p, cost: 1} }
+
+// Notify waits on wake-ups (pidfds on Linux, and fsnotify on the folders
+// of the pidfiles whose holder has no pidfd) and re-tests a lock at each,
+// with Poll underneath for what they cannot see. If fsnotify cannot be set
+// up, it falls back to Poll alone.
+type Notify struct {
+	// Poll is the polling that stays underneath; its zero value means
+	// Poll{First: 10ms, Max: 1s}.
+	Poll Poll
+}
+
+// A kept target costs its pidfile and its pidfd.
+func (n Notify) config() config {
+	p := n.Poll
+	if p == (Poll{}) {
+		p = Poll{First: 10 * time.Millisecond, Max: time.Second}
+	}
+	return config{poll: p, fs: true, burst: true, cost: 2}
 }
 
 // Default is the strategy used when none is given: [Poll] with its defaults.
@@ -111,6 +158,7 @@ func WaitAll(ctx context.Context, targets []Target, s Strategy, done func(Target
 	if s == nil {
 		s = Default
 	}
+	c := s.config()
 	// The handles passed in are open already, so DescriptorBudget counted
 	// them as used: add them back, they are what they would cost here.
 	given := 0
@@ -125,10 +173,10 @@ func WaitAll(ctx context.Context, targets []Target, s Strategy, done func(Target
 	budget := DescriptorBudget() + given
 	r := &run{targets: targets, hs: make([]*pidfile.Handle, len(targets)), over: make([]bool, len(targets)),
 		pids: make([]int, len(targets)), given: make([]*os.File, len(targets)), done: done,
-		keep: budget / s.fdsPerTarget(),
+		keep: budget / c.cost,
 		// Closes off this goroutine only where the descriptors they hold
 		// a moment longer cannot starve a test (or done) of one.
-		asyncClose: budget >= (len(targets)+1)*s.fdsPerTarget()+closers}
+		asyncClose: budget >= (len(targets)+1)*c.cost+closers}
 	defer r.closeAll()
 	for i, t := range targets {
 		r.pids[i] = t.PID
@@ -179,207 +227,51 @@ func WaitAll(ctx context.Context, targets []Target, s Strategy, done func(Target
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.wait(ctx, r)
+	if c.fs && r.kept < r.pending {
+		// Targets beyond the descriptor budget have no pidfd to wake
+		// them: a slow poll would leave them to that alone.
+		c.poll.First, c.poll.Max = min(c.poll.First, 10*time.Millisecond), min(c.poll.Max, time.Second)
+	}
+	c.pidfds = DescriptorBudget()
+	defer r.stop()
+	return r.wait(ctx, nil, c)
 }
 
-// run is the state of one WaitAll call.
-type run struct {
-	targets []Target
-	hs      []*pidfile.Handle
-	over    []bool
-	pids    []int // the holder each target waits for, where known
-	// given holds the pidfds the targets came with, until watched.
-	given   []*os.File
-	w       *pidfdWatcher // nil until the wait watches pidfds
-	pending int
-	done    func(Target, error)
-	// keep bounds how many pidfiles stay open between tests (kept).
-	keep, kept int
-	// closing feeds the goroutines that close finished targets' handles
-	// (closeLater), nil until the first.
-	closing    chan *pidfile.Handle
-	closersWG  sync.WaitGroup
-	asyncClose bool
-}
-
-// probe tests target i's lock and finishes it when released. A target
-// without a kept descriptor is opened for the test, and kept open if it is
-// still held and the budget has room again.
-func (r *run) probe(i int) {
-	if r.over[i] {
-		return
+// WaitEach is [WaitAll] for targets that arrive on in one at a time, as a
+// caller signals its nodes: each is waited for from the moment it arrives,
+// so a node that dies while the others are still being signalled is
+// reported (done) then, and the wait ends soon after the last node does.
+// It returns once in is closed and every target that came is over.
+//
+// When ctx is done first, it returns ctx's error and the targets that came
+// and are not over, each with its Handle and Pidfd still open (or nil),
+// for the caller to close or to wait on again (a SIGKILL round, say);
+// targets still in in are left there, for the caller too.
+//
+// Handles are taken over as by WaitAll. A target without one is opened
+// for each lock test, not kept. On Linux each target's holder is watched
+// through its Pidfd, or through a pidfd opened for it, for as many as half
+// the descriptors free when WaitEach begins (the other half is left to the
+// handles the caller opens meanwhile). With [Notify], a target whose
+// holder has no pidfd is watched through fsnotify on its folder as well;
+// when every holder has a pidfd, no inotify instance is made.
+func WaitEach(ctx context.Context, in <-chan Target, s Strategy, done func(Target, error)) ([]Target, error) {
+	if s == nil {
+		s = Default
 	}
-	h := r.hs[i]
-	if h == nil {
-		var err error
-		h, err = pidfile.Open(r.targets[i].Path)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			r.pending--
-			r.finish(i, nil, nil)
-			return
-		case outOfDescriptors(err):
-			return // tested again at the next round
-		case err != nil:
-			r.pending--
-			r.finish(i, err, nil)
-			return
-		}
+	c := s.config()
+	budget := DescriptorBudget()
+	c.pidfds = budget / 2
+	c.idle = true
+	// Closing finished targets' handles off this goroutine holds up to
+	// closers+1 descriptors a moment longer: only with plenty to spare
+	// (the caller and the pidfds share the budget, and a target beyond
+	// it is opened for each test).
+	r := &run{done: done, asyncClose: budget >= 8*closers}
+	defer r.closeAll()
+	defer r.stop()
+	if err := r.wait(ctx, in, c); err != nil {
+		return r.handBack(), err
 	}
-	state, pid, err := h.Holder()
-	held := false
-	switch {
-	case err != nil:
-	case state == pidfile.Running && (r.targets[i].PID <= 0 || pid == r.targets[i].PID),
-		state == pidfile.Elsewhere && r.targets[i].PID <= 0:
-		held = true
-	default:
-		held = r.lives(i)
-	}
-	if held {
-		if r.hs[i] == nil {
-			if r.kept < r.keep {
-				r.hs[i] = h
-				r.kept++
-			} else {
-				h.Close()
-			}
-		}
-		return
-	}
-	if r.hs[i] != nil {
-		r.hs[i] = nil
-		r.kept--
-	}
-	if err == nil && r.w != nil {
-		r.w.settle(i, r.given[i])
-	}
-	r.pending--
-	r.finish(i, err, h)
-}
-
-// lives reports whether target i awaits its holder's exit
-// ([Target.AwaitExit]) and that holder, which has let go of the lock,
-// has not exited yet, as its pidfd says. The pidfd is then watched, so
-// that the exit wakes the target.
-func (r *run) lives(i int) bool {
-	if !r.targets[i].AwaitExit {
-		return false
-	}
-	f := r.given[i]
-	if f == nil && r.w != nil {
-		f = r.w.pidfd(i)
-	}
-	if f == nil || pidfdExited(f) {
-		return false
-	}
-	if r.given[i] != nil && r.w != nil {
-		r.watch(i, false)
-	}
-	return true
-}
-
-// watchPidfds watches, through w, the holder of each pending target with
-// a kept descriptor: through the pidfd it came with, or one opened while
-// budget (descriptors) lasts. It reports whether every pending target is
-// watched.
-func (r *run) watchPidfds(w *pidfdWatcher) (all bool) {
-	r.w = w
-	all = true
-	for i := range r.targets {
-		if !r.over[i] && !r.watch(i, r.hs[i] != nil) {
-			all = false
-		}
-	}
-	return all
-}
-
-// watch watches target i's holder through the pidfd it came with or, with
-// open, one opened for it, and reports whether it does.
-func (r *run) watch(i int, open bool) bool {
-	if f := r.given[i]; f != nil {
-		r.given[i] = nil
-		return r.w.adopt(i, f)
-	}
-	return open && r.w.add(i, r.pids[i])
-}
-
-// round probes every pending target.
-func (r *run) round() {
-	for i := range r.targets {
-		r.probe(i)
-	}
-}
-
-// finish reports target i over, handing done h (if not nil: the handle
-// its lock was last tested on), and then closes h.
-func (r *run) finish(i int, err error, h *pidfile.Handle) {
-	r.over[i] = true
-	if r.w != nil {
-		r.w.drop(i)
-	}
-	if f := r.given[i]; f != nil {
-		f.Close()
-		r.given[i] = nil
-	}
-	if r.done != nil {
-		t := r.targets[i]
-		t.Handle = h
-		r.done(t, err)
-	}
-	if h != nil {
-		r.closeLater(h)
-	}
-}
-
-// closers bounds the handles of finished targets being closed at once.
-const closers = 8
-
-// closeLater closes h off the wait's goroutine. The handle of a finished
-// target is often the last descriptor of a pidfile done has just unlinked,
-// and on a filesystem mounted with discard (ext4 -o discard) that close
-// frees the file's block with a synchronous discard: the thread waits for
-// the device, which would hold up the test and removal of the next nodes.
-// Up to closers such closes wait at once; closeAll waits for them all.
-// Without asyncClose (descriptors are short) h is closed here, and so it
-// is when no other target is pending: nothing waits behind that close,
-// and handing it over (waking a goroutine, perhaps starting a thread)
-// would cost the end of the wait more than the close does.
-func (r *run) closeLater(h *pidfile.Handle) {
-	if !r.asyncClose || r.pending == 0 {
-		h.Close()
-		return
-	}
-	if r.closing == nil {
-		r.closing = make(chan *pidfile.Handle)
-		for range closers {
-			r.closersWG.Go(func() {
-				for h := range r.closing {
-					h.Close()
-				}
-			})
-		}
-	}
-	r.closing <- h
-}
-
-func (r *run) closeAll() {
-	if r.closing != nil {
-		close(r.closing)
-		r.closersWG.Wait()
-		r.closing = nil
-	}
-	for i, h := range r.hs {
-		if h != nil {
-			h.Close()
-			r.hs[i] = nil
-		}
-	}
-	for i, f := range r.given {
-		if f != nil {
-			f.Close()
-			r.given[i] = nil
-		}
-	}
-	r.kept = 0
+	return nil, nil
 }
