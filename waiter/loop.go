@@ -26,17 +26,17 @@ type config struct {
 const pidfdRoundMax = time.Second
 
 // After a wake-up that finds the lock still held, a bursting wait looks
-// again after burstFirst, doubling up to burstMax.
+// again after burstFirst, then after delays doubling up to burstMax.
 const (
 	burstFirst = 100 * time.Microsecond
 	burstMax   = 10 * time.Millisecond
 )
 
-// wait is the one wait loop: it tests the lock of each target of r (those
-// r has, then each that comes on in, nil for none), watches its holder
-// through a pidfd (Linux), within c.pidfds, and, with c.fs, a target whose
-// holder has none through fsnotify on its folder; then it tests a lock
-// again at each wake-up and every target's at each round, until in is
+// wait is the one wait loop. It admits each target, those of preload and
+// then each that comes on in (nil for none): tests its lock, watches its
+// holder through a pidfd (Linux) within c.pidfds and, with c.fs, a target
+// whose holder has none through fsnotify on its folder. Then it tests a
+// lock again at each wake-up and every target's at each round, until in is
 // closed and every target is over, or ctx is done (its error returned).
 // The caller calls r.stop once done with the pidfds (r.handBack).
 //
@@ -46,15 +46,16 @@ const (
 // of its lock without exiting and for targets without a pidfd. No inotify
 // instance is made while every holder has a pidfd: closing one blocks the
 // command's exit.
-func (r *run) wait(ctx context.Context, in <-chan Target, c config) error {
+func (r *run) wait(ctx context.Context, preload []Target, in <-chan Target, c config) error {
 	ctx, r.cancel = context.WithCancel(ctx)
-	wake := make(chan int, max(64, len(r.targets)))
+	wake := make(chan int, max(64, len(preload)))
 	overflow := make(chan struct{}, 1)
 	r.w = newPidfdWatcher(ctx, wake, c.pidfds)
 	unwatched := 0 // targets that came without a pidfd watch
-	admit := func(i int, open bool) {
+	admit := func(t Target) {
+		i := r.add(t)
 		r.probe(i)
-		if r.over[i] || r.watch(i, open) {
+		if r.over[i] || r.watch(i, true) {
 			return
 		}
 		r.probe(i) // gone before its pidfd could be had?
@@ -66,15 +67,11 @@ func (r *run) wait(ctx context.Context, in <-chan Target, c config) error {
 			if r.fw == nil {
 				r.fw = newFolderWatcher(ctx, wake, overflow)
 			}
-			r.fw.add(i, r.targets[i].Path)
+			r.fw.add(i, t.Path)
 		}
 	}
-	for i := range r.targets {
-		if !r.over[i] {
-			// Targets beyond the descriptor budget have no kept handle,
-			// and get no pidfd either.
-			admit(i, r.hs[i] != nil)
-		}
+	for _, t := range preload {
+		admit(t)
 	}
 	p := c.poll
 	d := p.next(0)
@@ -86,18 +83,22 @@ func (r *run) wait(ctx context.Context, in <-chan Target, c config) error {
 	}
 	timer := time.NewTimer(d)
 	defer timer.Stop()
-	var b burster
-	if c.burst {
-		b.init()
-		defer b.timer.Stop()
-	}
+	// After a wake-up that finds the lock still held, a target is tested
+	// again soon, a few times (c.burst): a node unlinks its pidfile just
+	// before it exits and lets go of the lock, so the event comes a moment
+	// early.
+	burstTimer := time.NewTimer(time.Hour)
+	burstTimer.Stop()
+	defer burstTimer.Stop()
+	var burst time.Duration
+	recheck := map[int]bool{}
 	for in != nil || r.pending > 0 {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case t, more := <-in:
 			if more {
-				admit(r.add(t), true)
+				admit(t)
 				continue
 			}
 			in = nil
@@ -112,14 +113,25 @@ func (r *run) wait(ctx context.Context, in <-chan Target, c config) error {
 		case i := <-wake:
 			r.probe(i)
 			if c.burst && !r.over[i] {
-				// A node unlinks its pidfile just before it exits and
-				// lets go of the lock, so the event comes a moment early:
-				// look again soon, a few times, before leaving it to the
-				// rounds.
-				b.add(i)
+				recheck[i] = true
+				if burst == 0 {
+					burst = burstFirst
+					burstTimer.Reset(burst)
+				}
 			}
-		case <-b.C():
-			b.fire(r)
+		case <-burstTimer.C:
+			for i := range recheck {
+				r.probe(i)
+				if r.over[i] {
+					delete(recheck, i)
+				}
+			}
+			if burst *= 2; burst > burstMax || len(recheck) == 0 {
+				burst = 0
+				clear(recheck)
+			} else {
+				burstTimer.Reset(burst)
+			}
 		case <-overflow:
 			r.round()
 		case <-timer.C:
@@ -129,50 +141,4 @@ func (r *run) wait(ctx context.Context, in <-chan Target, c config) error {
 		}
 	}
 	return nil
-}
-
-// A burster looks again, soon and a few times, at targets whose wake-up
-// found the lock still held: a node unlinks its pidfile just before it
-// exits and lets go of the lock, so the event comes a moment early.
-type burster struct {
-	timer   *time.Timer
-	d       time.Duration
-	recheck map[int]bool
-}
-
-func (b *burster) init() {
-	b.timer = time.NewTimer(time.Hour)
-	b.timer.Stop()
-	b.recheck = map[int]bool{}
-}
-
-// C is the timer's channel, nil (never ready) for a burster not in use.
-func (b *burster) C() <-chan time.Time {
-	if b.timer == nil {
-		return nil
-	}
-	return b.timer.C
-}
-
-func (b *burster) add(i int) {
-	b.recheck[i] = true
-	if b.d == 0 {
-		b.d = burstFirst
-		b.timer.Reset(b.d)
-	}
-}
-
-func (b *burster) fire(r *run) {
-	for i := range b.recheck {
-		r.probe(i)
-		if r.over[i] {
-			delete(b.recheck, i)
-		}
-	}
-	if b.d *= 2; b.d > burstMax || len(b.recheck) == 0 {
-		b.d = 0
-		clear(b.recheck)
-	} else {
-		b.timer.Reset(b.d)
-	}
 }

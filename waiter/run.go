@@ -48,7 +48,8 @@ func (r *run) probe(i int) {
 			r.finish(i, nil, nil)
 			return
 		case outOfDescriptors(err):
-			return // tested again at the next round
+			r.keep = min(r.keep, r.kept) // the budget was too hopeful
+			return                       // tested again at the next round
 		case err != nil:
 			r.pending--
 			r.finish(i, err, nil)
@@ -66,6 +67,11 @@ func (r *run) probe(i int) {
 		held = r.lives(i)
 	}
 	if held {
+		if r.pids[i] <= 0 && state == pidfile.Running {
+			// Waiting for whoever holds it now: that is the process
+			// whose exit may end the wait.
+			r.pids[i] = pid
+		}
 		if r.hs[i] == nil {
 			if r.kept < r.keep {
 				r.hs[i] = h
@@ -106,21 +112,6 @@ func (r *run) lives(i int) bool {
 		r.watch(i, false)
 	}
 	return true
-}
-
-// watchPidfds watches, through w, the holder of each pending target with
-// a kept descriptor: through the pidfd it came with, or one opened while
-// budget (descriptors) lasts. It reports whether every pending target is
-// watched.
-func (r *run) watchPidfds(w *pidfdWatcher) (all bool) {
-	r.w = w
-	all = true
-	for i := range r.targets {
-		if !r.over[i] && !r.watch(i, r.hs[i] != nil) {
-			all = false
-		}
-	}
-	return all
 }
 
 // watch watches target i's holder through the pidfd it came with or, with
@@ -233,10 +224,8 @@ func (r *run) handBack() []Target {
 }
 
 // add makes t target number i of r, keeping its handle and pidfd if it has
-// them, and returns i. A target with a handle but no holder pid waits for
-// the holder of now.
+// them, and returns i.
 func (r *run) add(t Target) int {
-	i := len(r.targets)
 	r.targets = append(r.targets, t)
 	r.hs = append(r.hs, t.Handle)
 	r.over = append(r.over, false)
@@ -245,13 +234,8 @@ func (r *run) add(t Target) int {
 	r.pending++
 	if t.Handle != nil {
 		r.kept++
-		if t.PID <= 0 {
-			if state, pid, err := t.Handle.Holder(); err == nil && state == pidfile.Running {
-				r.pids[i] = pid
-			}
-		}
 	}
-	return i
+	return len(r.targets) - 1
 }
 
 // stop ends the wait's watchers, if it made any: cancelling their context

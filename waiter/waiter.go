@@ -38,9 +38,8 @@ package waiter
 
 import (
 	"context"
-	"errors"
-	"io/fs"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -171,70 +170,31 @@ func WaitAll(ctx context.Context, targets []Target, s Strategy, done func(Target
 		}
 	}
 	budget := DescriptorBudget() + given
-	r := &run{targets: targets, hs: make([]*pidfile.Handle, len(targets)), over: make([]bool, len(targets)),
-		pids: make([]int, len(targets)), given: make([]*os.File, len(targets)), done: done,
-		keep: budget / c.cost,
+	r := &run{done: done, keep: budget / c.cost,
 		// Closes off this goroutine only where the descriptors they hold
 		// a moment longer cannot starve a test (or done) of one.
 		asyncClose: budget >= (len(targets)+1)*c.cost+closers}
 	defer r.closeAll()
-	for i, t := range targets {
-		r.pids[i] = t.PID
-		r.given[i] = t.Pidfd
-		if r.kept >= r.keep {
-			// No descriptor to keep for it: opened at each test.
-			if t.Handle != nil {
-				t.Handle.Close()
-			}
-			if t.Pidfd != nil {
-				t.Pidfd.Close()
-				r.given[i] = nil
-			}
-			r.pending++
-			continue
+	defer r.stop()
+	ts := slices.Clone(targets)
+	for i := r.keep; i < len(ts); i++ {
+		// No descriptor to keep for it: opened at each test.
+		if ts[i].Handle != nil {
+			ts[i].Handle.Close()
 		}
-		h, err := t.Handle, error(nil)
-		if h == nil {
-			h, err = pidfile.Open(t.Path)
+		if ts[i].Pidfd != nil {
+			ts[i].Pidfd.Close()
 		}
-		if errors.Is(err, fs.ErrNotExist) {
-			r.finish(i, nil, nil)
-			continue
-		}
-		if outOfDescriptors(err) {
-			r.keep = r.kept // the budget was too hopeful
-			r.pending++
-			continue
-		}
-		if err != nil {
-			r.finish(i, err, nil)
-			continue
-		}
-		r.hs[i] = h
-		r.kept++
-		r.pending++
-		if t.PID <= 0 {
-			// Waiting for whoever holds it now: that is the process whose
-			// exit may end the wait.
-			if state, pid, err := h.Holder(); err == nil && state == pidfile.Running {
-				r.pids[i] = pid
-			}
-		}
+		ts[i].Handle, ts[i].Pidfd = nil, nil
 	}
-	if r.pending == 0 {
-		return nil
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if c.fs && r.kept < r.pending {
+	if c.fs && len(ts) > r.keep {
 		// Targets beyond the descriptor budget have no pidfd to wake
 		// them: a slow poll would leave them to that alone.
 		c.poll.First, c.poll.Max = min(c.poll.First, 10*time.Millisecond), min(c.poll.Max, time.Second)
 	}
-	c.pidfds = DescriptorBudget()
-	defer r.stop()
-	return r.wait(ctx, nil, c)
+	// The pidfds have what the kept pidfiles leave.
+	c.pidfds = budget - min(r.keep, len(ts))
+	return r.wait(ctx, ts, nil, c)
 }
 
 // WaitEach is [WaitAll] for targets that arrive on in one at a time, as a
@@ -270,7 +230,7 @@ func WaitEach(ctx context.Context, in <-chan Target, s Strategy, done func(Targe
 	r := &run{done: done, asyncClose: budget >= 8*closers}
 	defer r.closeAll()
 	defer r.stop()
-	if err := r.wait(ctx, in, c); err != nil {
+	if err := r.wait(ctx, nil, in, c); err != nil {
 		return r.handBack(), err
 	}
 	return nil, nil
