@@ -51,3 +51,25 @@ func TestWaitEachNotifyNoInotifyWithPidfds(t *testing.T) {
 		t.Fatalf("%d inotify instances while waiting, %d before: fsnotify set up though the holder had a pidfd", during, before)
 	}
 }
+
+// WaitAll waits as WaitEach does: with Notify and a holder that has a
+// pidfd, no inotify instance either. Not parallel, as above.
+func TestWaitAllNotifyNoInotifyWithPidfds(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "n.pid")
+	h := hold(t, path)
+	before := inotifyCount(t)
+	s := waiter.Notify{Poll: waiter.Poll{First: time.Hour, Max: time.Hour}}
+	finish := mustBlock(t, func() error {
+		return waiter.WaitAll(t.Context(), []waiter.Target{{Path: path}}, s, nil)
+	})
+	// mustBlock saw WaitAll still waiting: its targets were admitted
+	// before its first wait.
+	during := inotifyCount(t)
+	h.stdin.Close()
+	if err := finish(); err != nil {
+		t.Fatal(err)
+	}
+	if during > before {
+		t.Fatalf("%d inotify instances while waiting, %d before: fsnotify set up though the holder had a pidfd", during, before)
+	}
+}
