@@ -17,7 +17,8 @@
 //
 // # Strategies
 //
-// [Poll], the default, tests every lock with fcntl(F_GETLK): at once, then
+// A [Strategy] is a setting of the one wait that [Wait], [WaitAll] and
+// [WaitEach] share. [Poll], the default, tests every lock with fcntl(F_GETLK): at once, then
 // after short delays that double up to a bound, so quick deaths are seen
 // within a fraction of a millisecond and long waits cost little CPU. On
 // Linux, a pidfd on each holder (as many as the descriptor budget allows;
@@ -72,9 +73,10 @@ type Target struct {
 }
 
 // A Strategy decides how to wait: [Poll] and [Notify] are the two there
-// are. Both are settings of the one wait (the loop in loop.go): how often
-// the rounds of lock tests come, whether fsnotify watches the folders of
-// targets whose holder has no pidfd, and what a kept target costs.
+// are. Both are settings of the one loop that [Wait], [WaitAll] and
+// [WaitEach] share: how often the rounds of lock tests come, whether
+// fsnotify watches the folders of targets whose holder has no pidfd, and
+// what a kept target costs.
 type Strategy interface {
 	config() config
 }
