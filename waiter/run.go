@@ -115,8 +115,12 @@ func (r *run) lives(i int) bool {
 }
 
 // watch watches target i's holder through the pidfd it came with or, with
-// open, one opened for it, and reports whether it does.
+// open, one opened for it, and reports whether it does. A holder watched
+// already (lives adopted its pidfd) keeps that one.
 func (r *run) watch(i int, open bool) bool {
+	if r.w.pidfd(i) != nil {
+		return true
+	}
 	if f := r.given[i]; f != nil {
 		r.given[i] = nil
 		return r.w.adopt(i, f)
