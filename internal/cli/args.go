@@ -74,8 +74,9 @@ type Args struct {
 	Command []string
 	// HasCommand reports whether "--" was given.
 	HasCommand bool
-	// Env holds the values of every --env, in order.
-	Env []string
+	// Given holds multi's own flags given for every node, by long name,
+	// in order, each time it was given (--env is given many times).
+	Given []nodes.Option
 }
 
 // Parse parses args (without the program and verb names).
@@ -122,7 +123,7 @@ func (p Parser) Parse(args []string) (*Args, error) {
 				if hasVal {
 					return nil, fmt.Errorf("%w: flag --%s takes no value", ErrUsage, name)
 				}
-				a.Flags[name] = "true"
+				a.flag(name, "true")
 			case own:
 				if !hasVal {
 					var err error
@@ -130,10 +131,7 @@ func (p Parser) Parse(args []string) (*Args, error) {
 						return nil, err
 					}
 				}
-				a.Flags[name] = val
-				if name == "env" {
-					a.Env = append(a.Env, val) // the one flag given many times
-				}
+				a.flag(name, val)
 			case !p.Forward:
 				return nil, p.unknown(tok, name)
 			default:
@@ -144,14 +142,14 @@ func (p Parser) Parse(args []string) (*Args, error) {
 			word := tok[1:]
 			if long, ok := p.Short[word]; ok {
 				if !p.Flags[long] {
-					a.Flags[long] = "true"
+					a.flag(long, "true")
 					continue
 				}
 				v, err := value(&i, "flag "+tok)
 				if err != nil {
 					return nil, err
 				}
-				a.Flags[long] = v
+				a.flag(long, v)
 				continue
 			}
 			if p.Signal != nil && p.Signal(word) {
@@ -201,6 +199,12 @@ func (p Parser) Parse(args []string) (*Args, error) {
 		}
 	}
 	return a, nil
+}
+
+// flag records multi's own flag name, given for every node with value.
+func (a *Args) flag(name, value string) {
+	a.Flags[name] = value
+	a.Given = append(a.Given, nodes.Option{Name: name, Value: value, HasValue: true})
 }
 
 // unknown is the usage error for an option a command that runs no command

@@ -23,9 +23,12 @@ func TestParser(t *testing.T) {
 		want cli.Args
 	}{
 		{[]string{"w1", "w2"}, cli.Args{Names: []string{"w1", "w2"}, Flags: noflags}},
-		{[]string{"w1", "--pidfile=/r/%n.pid", "w2"}, cli.Args{Names: []string{"w1", "w2"}, Flags: map[string]string{"pidfile": "/r/%n.pid"}}},
-		{[]string{"--pidfile", "x", "w1"}, cli.Args{Names: []string{"w1"}, Flags: map[string]string{"pidfile": "x"}}},
-		{[]string{"w1", "--json"}, cli.Args{Names: []string{"w1"}, Flags: map[string]string{"json": "true"}}},
+		{[]string{"w1", "--pidfile=/r/%n.pid", "w2"}, cli.Args{Names: []string{"w1", "w2"}, Flags: map[string]string{"pidfile": "/r/%n.pid"},
+			Given: []nodes.Option{{Name: "pidfile", Value: "/r/%n.pid", HasValue: true}}}},
+		{[]string{"--pidfile", "x", "w1"}, cli.Args{Names: []string{"w1"}, Flags: map[string]string{"pidfile": "x"},
+			Given: []nodes.Option{{Name: "pidfile", Value: "x", HasValue: true}}}},
+		{[]string{"w1", "--json"}, cli.Args{Names: []string{"w1"}, Flags: map[string]string{"json": "true"},
+			Given: []nodes.Option{{Name: "json", Value: "true", HasValue: true}}}},
 		{[]string{"w1", "-KILL"}, cli.Args{Names: []string{"w1"}, Flags: noflags, Signal: "KILL"}},
 		{[]string{"-9", "w1"}, cli.Args{Names: []string{"w1"}, Flags: noflags, Signal: "9"}},
 		{[]string{"w1", "--", "sh", "-c", "echo 'a b'", "--pidfile=no"}, cli.Args{Names: []string{"w1"}, Flags: noflags,

@@ -27,10 +27,10 @@ type output struct {
 	json    bool
 }
 
-func newOutput(c *cli.Context, a *Args) *output {
+func newOutput(c *cli.Context, a *call) *output {
 	o := &output{w: c.App.Writer, errw: c.App.ErrWriter, tty: isTerminal(c.App.Writer),
-		quiet: a.Flags["quiet"] == "true", verbose: a.Flags["verbose"] == "true", json: a.Flags["json"] == "true"}
-	o.color = useColor(o.tty, a.Flags["no-color"] == "true")
+		quiet: a.Quiet, verbose: a.Verbose, json: a.JSON}
+	o.color = useColor(o.tty, a.NoColor)
 	o.dumb = os.Getenv("TERM") == "dumb"
 	if o.tty {
 		o.width = termWidth(c.App.Writer)
@@ -142,12 +142,12 @@ func (o *output) describe(n nodes.Node) {
 // progress shows, on a terminal, one line about the verb's progress,
 // redrawn in place and cleared when the verb is done, before the per-node
 // lines; never with --json or --quiet, never when not on a terminal (or
-// on TERM=dumb, which knows no escape codes). stopwait and kill show from their first moment what they wait for and
+// on TERM=dumb, which knows no escape codes). A verb that waits (stopwait,
+// kill) shows from its first moment what it waits for and
 // for how long ("waiting for 3 of 50: w7 (pid 4242) 3s…"); the other
 // verbs, on two nodes or more, a count of the nodes done. It returns the
 // function that clears the line.
-func (o *output) progress(verb string, c *multi.Cluster) (clear func()) {
-	waits := verb == "stopwait" || verb == "kill"
+func (o *output) progress(verb string, waits bool, c *multi.Cluster) (clear func()) {
 	if !o.tty || o.dumb || o.json || o.quiet || (!waits && len(c.Nodes) < 2) {
 		return func() {}
 	}

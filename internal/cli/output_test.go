@@ -18,9 +18,13 @@ import (
 // outputTo is newOutput for a command writing to w, with the given flags
 // ("quiet", "no-color", ...) set.
 func outputTo(w io.Writer, flags ...string) *output {
-	a := &Args{Flags: map[string]string{}}
-	for _, f := range flags {
-		a.Flags[f] = "true"
+	a := &call{}
+	for _, name := range flags {
+		for _, f := range []*boolFlag{flagQuiet, flagVerbose, flagJSON, flagNoColor} {
+			if f.Name == name {
+				f.store(&a.flags, "true")
+			}
+		}
 	}
 	return newOutput(cli.NewContext(&cli.App{Writer: w, ErrWriter: w}, nil, nil), a)
 }
@@ -138,7 +142,7 @@ func TestProgress(t *testing.T) {
 	t.Parallel()
 	cl := &multi.Cluster{Nodes: []nodes.Node{{Name: "w1"}, {Name: "w2"}}}
 	var buf bytes.Buffer
-	clear := (&output{w: &buf, tty: true}).progress("start", cl)
+	clear := (&output{w: &buf, tty: true}).progress("start", false, cl)
 	cl.Progress(multi.Result{Node: cl.Nodes[0]})
 	cl.Progress(multi.Result{Node: cl.Nodes[1]})
 	clear()
@@ -149,8 +153,8 @@ func TestProgress(t *testing.T) {
 	for _, o := range []*output{{w: &buf}, {w: &buf, tty: true, quiet: true}, {w: &buf, tty: true, json: true}, {w: &buf, tty: true, dumb: true}} {
 		buf.Reset()
 		cl.Progress = nil
-		o.progress("stop", cl)()
-		o.progress("stopwait", cl)()
+		o.progress("stop", false, cl)()
+		o.progress("stopwait", true, cl)()
 		if cl.Progress != nil || cl.Signalled != nil || buf.Len() != 0 {
 			t.Errorf("%+v: progress set or printed %q", o, buf.String())
 		}
@@ -163,7 +167,7 @@ func TestProgressWaiting(t *testing.T) {
 	t.Parallel()
 	cl := &multi.Cluster{Nodes: []nodes.Node{{Name: "w1"}, {Name: "w2"}, {Name: "w3"}}}
 	var buf bytes.Buffer
-	clear := (&output{w: &buf, tty: true, width: 80}).progress("stopwait", cl)
+	clear := (&output{w: &buf, tty: true, width: 80}).progress("stopwait", true, cl)
 	if s := buf.String(); s != "\r\033[Kstopwait: signalling 3 of 3…" {
 		t.Errorf("first moment: %q", s)
 	}
@@ -184,7 +188,7 @@ func TestProgressWaiting(t *testing.T) {
 	}
 	one := &multi.Cluster{Nodes: []nodes.Node{{Name: "w1"}}}
 	buf.Reset()
-	(&output{w: &buf, tty: true}).progress("stopwait", one)()
+	(&output{w: &buf, tty: true}).progress("stopwait", true, one)()
 	if !strings.Contains(buf.String(), "stopwait: signalling 1 of 1…") {
 		t.Errorf("one node: %q", buf.String())
 	}
