@@ -61,6 +61,10 @@ func expandCommand() *cli.Command {
 	})
 }
 
+// showGrammar: show and get print the command a node would run, so they
+// take what start takes for it.
+var showGrammar = grammar{forward: true}
+
 // showCommand is show: every node's command line.
 func showCommand() *cli.Command {
 	return grammarCommand(&cli.Command{
@@ -69,7 +73,7 @@ func showCommand() *cli.Command {
 		UsageText:   "multi show [flags] NODES... [OPTIONS] [-- COMMAND [ARG...]]",
 		Description: "   multi show A B C D -c:1 4 -c:2-4 8 -- worker\n   multi show w1     # the recorded command",
 		Flags:       common(flagPidfile, flagLogfile, flagRundir),
-	}, grammar{forward: true}, func(c *cli.Context, a *call) (int, error) {
+	}, showGrammar, func(c *cli.Context, a *call) (int, error) {
 		return show(c, a, "")
 	})
 }
@@ -82,7 +86,7 @@ func getCommand() *cli.Command {
 		UsageText:   "multi get [flags] FULLNAME NODES... [OPTIONS] [-- COMMAND [ARG...]]",
 		Description: "   multi get w2@myhost w1 w2 w3 -- worker %n",
 		Flags:       common(flagPidfile, flagLogfile, flagRundir),
-	}, grammar{forward: true}, func(c *cli.Context, a *call) (int, error) {
+	}, showGrammar, func(c *cli.Context, a *call) (int, error) {
 		if len(a.Names) == 0 {
 			return exitUsage, usage(c, errors.New("no node name given"))
 		}
@@ -96,7 +100,7 @@ func getCommand() *cli.Command {
 // (a full name) if want is not "".
 func show(c *cli.Context, a *call, want string) (int, error) {
 	code := exitOK
-	ns, err := resolve(c, grammar{forward: true}, a)
+	ns, err := resolve(c, showGrammar, a)
 	if err != nil {
 		return exitUsage, err
 	}

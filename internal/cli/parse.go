@@ -89,7 +89,7 @@ func parseCommand(c *cli.Context, g grammar) (*call, error) {
 			continue // --help, which the parser answers
 		}
 		if v == "" && f.GetValue() != "" {
-			continue // given empty: the default, stored above
+			v = f.GetValue() // given empty: the default
 		}
 		if err := f.store(&k.flags, v); err != nil {
 			return nil, usage(c, err)
