@@ -60,9 +60,11 @@ type Parser struct {
 type Args struct {
 	// Names are the node names, or a count, as given.
 	Names []string
-	// Flags holds multi's own flags given for every node, by long name;
-	// later ones win.
-	Flags map[string]string
+	// Flags are multi's own flags given for every node, by long name
+	// (Name without dashes), in order, each time it was given: --env is
+	// given many times, and of others the last one wins. A flag that
+	// takes no value has the value "true".
+	Flags []nodes.Option
 	// NodeFlags are multi's own flags given per node (Name without
 	// dashes: "pidfile").
 	NodeFlags []nodes.Option
@@ -74,14 +76,11 @@ type Args struct {
 	Command []string
 	// HasCommand reports whether "--" was given.
 	HasCommand bool
-	// Given holds multi's own flags given for every node, by long name,
-	// in order, each time it was given (--env is given many times).
-	Given []nodes.Option
 }
 
 // Parse parses args (without the program and verb names).
 func (p Parser) Parse(args []string) (*Args, error) {
-	a := &Args{Flags: map[string]string{}}
+	a := &Args{}
 	namesStarted, namesEnded := false, false
 	value := func(i *int, what string) (string, error) {
 		if *i+1 >= len(args) || args[*i+1] == "--" {
@@ -203,8 +202,18 @@ func (p Parser) Parse(args []string) (*Args, error) {
 
 // flag records multi's own flag name, given for every node with value.
 func (a *Args) flag(name, value string) {
-	a.Flags[name] = value
-	a.Given = append(a.Given, nodes.Option{Name: name, Value: value, HasValue: true})
+	a.Flags = append(a.Flags, nodes.Option{Name: name, Value: value, HasValue: true})
+}
+
+// Flag returns the value of multi's own flag name (its long name) as last
+// given for every node, and "" if it was not.
+func (a *Args) Flag(name string) string {
+	for i := len(a.Flags) - 1; i >= 0; i-- {
+		if a.Flags[i].Name == name {
+			return a.Flags[i].Value
+		}
+	}
+	return ""
 }
 
 // unknown is the usage error for an option a command that runs no command

@@ -25,7 +25,7 @@ inspected, nothing is removed: stop it first.
    multi forget w3 w4`,
 		Flags: common(flagRundir),
 	}, forgetGrammar, func(c *cli.Context, a *call) (int, error) {
-		cl, err := cluster(c, forgetGrammar, a)
+		cl, err := cluster(c, a)
 		if err != nil {
 			return exitUsage, err
 		}

@@ -18,7 +18,7 @@ func namesCommand() *cli.Command {
 		Description: "   multi names 3 --range-prefix=web\n   multi names w1 w2 --suffix=example.com",
 		Flags:       common(flagRundir),
 	}, grammar{}, func(c *cli.Context, a *call) (int, error) {
-		ns, err := resolve(c, grammar{}, a)
+		ns, err := resolve(c, a)
 		if err != nil {
 			return exitUsage, err
 		}
@@ -46,7 +46,7 @@ func expandCommand() *cli.Command {
 		}
 		tmpl := a.Names[0]
 		a.Names = a.Names[1:]
-		ns, err := resolve(c, grammar{}, a)
+		ns, err := resolve(c, a)
 		if err != nil {
 			return exitUsage, err
 		}
@@ -100,7 +100,7 @@ func getCommand() *cli.Command {
 // (a full name) if want is not "".
 func show(c *cli.Context, a *call, want string) (int, error) {
 	code := exitOK
-	ns, err := resolve(c, showGrammar, a)
+	ns, err := resolve(c, a)
 	if err != nil {
 		return exitUsage, err
 	}

@@ -27,7 +27,7 @@ func logsCommand() *cli.Command {
 		if len(a.Names) != 1 {
 			return exitUsage, usage(c, errors.New("give one node name"))
 		}
-		ns, err := resolve(c, grammar{}, a)
+		ns, err := resolve(c, a)
 		if err != nil {
 			return exitUsage, err
 		}

@@ -33,6 +33,7 @@ type grammar struct {
 // grammar, multi's own flags typed.
 type call struct {
 	flags
+	grammar
 	// Names are the node names, or a count, as given.
 	Names []string
 	// NodeFiles are the flags given per node (--pidfile:w1=PATH).
@@ -75,7 +76,7 @@ func parseCommand(c *cli.Context, g grammar) (*call, error) {
 	if err != nil {
 		return nil, usage(c, err)
 	}
-	k := &call{Names: a.Names, NodeFiles: a.NodeFlags, Options: a.Options, Command: a.Command, HasCommand: a.HasCommand}
+	k := &call{grammar: g, Names: a.Names, NodeFiles: a.NodeFlags, Options: a.Options, Command: a.Command, HasCommand: a.HasCommand}
 	for _, f := range typed {
 		if v := f.GetValue(); v != "" {
 			if err := f.store(&k.flags, v); err != nil {
@@ -83,7 +84,7 @@ func parseCommand(c *cli.Context, g grammar) (*call, error) {
 			}
 		}
 	}
-	for _, given := range a.Given {
+	for _, given := range a.Flags {
 		f, v := typed[given.Name], given.Value
 		if f == nil {
 			continue // --help, which the parser answers

@@ -41,7 +41,7 @@ STOPPING=1 go to $NOTIFY_SOCKET (systemd Type=notify).
 			flagOnExit, flagReadyFile, flagWaitForLock, flagBackoff),
 	}, runGrammar, func(c *cli.Context, a *call) (int, error) {
 		c.App.Metadata[ownSignals] = true
-		cl, err := cluster(c, runGrammar, a)
+		cl, err := cluster(c, a)
 		if err != nil {
 			return exitUsage, err
 		}

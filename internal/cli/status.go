@@ -45,7 +45,7 @@ pid is the lock holder as multi sees it, file_pid what the text says.
    multi status w1 w2 --json`,
 		Flags: common(flagPidfile, flagLogfile, flagRundir, flagJSON),
 	}, grammar{}, func(c *cli.Context, a *call) (int, error) {
-		cl, err := cluster(c, grammar{}, a)
+		cl, err := cluster(c, a)
 		if err != nil {
 			return exitUsage, err
 		}

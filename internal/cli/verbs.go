@@ -106,7 +106,7 @@ func (v lifecycle) command() *cli.Command {
 }
 
 func (v lifecycle) run(c *cli.Context, a *call) (int, error) {
-	cl, err := cluster(c, v.grammar, a)
+	cl, err := cluster(c, a)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -128,12 +128,12 @@ func (v lifecycle) run(c *cli.Context, a *call) (int, error) {
 }
 
 // cluster builds the set of nodes and the cluster from a verb's call.
-func cluster(c *cli.Context, g grammar, a *call) (*multi.Cluster, error) {
-	ns, err := resolve(c, g, a)
+func cluster(c *cli.Context, a *call) (*multi.Cluster, error) {
+	ns, err := resolve(c, a)
 	if err != nil {
 		return nil, err
 	}
-	if g.starts && !a.HasCommand {
+	if a.starts && !a.HasCommand {
 		for _, n := range ns {
 			if len(n.Command) == 0 {
 				return nil, usage(c, fmt.Errorf("%s: no command: give one after -- (no record %s)", n.Name, nodes.RecordPath(rundir(a), n.Name)))
@@ -155,7 +155,7 @@ func rundir(a *call) string {
 }
 
 // resolve builds the set of nodes from a verb's call and the records.
-func resolve(c *cli.Context, g grammar, a *call) ([]nodes.Node, error) {
+func resolve(c *cli.Context, a *call) ([]nodes.Node, error) {
 	spec := nodes.Spec{
 		Names:       a.Names,
 		Prefix:      a.Prefix,
@@ -178,20 +178,20 @@ func resolve(c *cli.Context, g grammar, a *call) ([]nodes.Node, error) {
 			spec.Host = `""`
 		}
 	}
-	if g.starts {
+	if a.starts {
 		// Recorded with the node, so that a restart from elsewhere runs
 		// a relative command in the folder it was started from.
 		if wd, err := os.Getwd(); err == nil {
 			spec.Dir = wd
 		}
 	}
-	if g.names && len(a.Names) == 0 {
+	if a.names && len(a.Names) == 0 {
 		return nil, usage(c, errors.New("no nodes given"))
 	}
 	if a.HasCommand && len(a.Command) == 0 {
 		return nil, usage(c, errors.New("no command after --"))
 	}
-	if a.HasCommand && !g.forward {
+	if a.HasCommand && !a.forward {
 		return nil, usage(c, errors.New("a command after -- only goes with start, run, restart, show and get"))
 	}
 	ns, err := spec.Resolve()
