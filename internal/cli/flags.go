@@ -47,6 +47,9 @@ type flags struct {
 type typedFlag interface {
 	cli.DocGenerationFlag
 	store(f *flags, value string) error
+	// repeats: every value given is stored, in order (--env); of other
+	// flags only the last one given counts.
+	repeats() bool
 }
 
 // A boolFlag takes no value: given, its field is true.
@@ -56,21 +59,24 @@ type boolFlag struct {
 }
 
 func (b *boolFlag) store(f *flags, _ string) error { *b.field(f) = true; return nil }
+func (b *boolFlag) repeats() bool                  { return false }
 
 // A valueFlag takes a value, which set checks and stores, typed.
 type valueFlag struct {
 	*cli.StringFlag
-	set func(f *flags, value string) error
+	set  func(f *flags, value string) error
+	many bool // given many times, every value counts
 }
 
 func (v *valueFlag) store(f *flags, value string) error { return v.set(f, value) }
+func (v *valueFlag) repeats() bool                      { return v.many }
 
 // help is the same flag with its own help text, for a verb where it
 // means something more particular (run's --timeout).
 func (v *valueFlag) help(usage, defaultText string) *valueFlag {
 	sf := *v.StringFlag
 	sf.Usage, sf.DefaultText = usage, defaultText
-	return &valueFlag{StringFlag: &sf, set: v.set}
+	return &valueFlag{StringFlag: &sf, set: v.set, many: v.many}
 }
 
 func boolean(f cli.BoolFlag, field func(*flags) *bool) *boolFlag {
@@ -110,7 +116,7 @@ var (
 	flagShared  = boolean(cli.BoolFlag{Name: "allow-shared-folders", Usage: "accept a rundir, pidfile or logfile folder that others than root and you can write to; records there are then neither written nor read"}, func(f *flags) *bool { return &f.AllowSharedFolders })
 	flagFollow  = boolean(cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing what is appended, until interrupted"}, func(f *flags) *bool { return &f.Follow })
 
-	flagEnv         = &valueFlag{StringFlag: &cli.StringFlag{Name: "env", Usage: "add `KEY=VALUE` to the nodes' environment (give it again for more); recorded, so restart passes it again"}, set: func(f *flags, v string) error { f.Env = append(f.Env, v); return nil }}
+	flagEnv         = &valueFlag{StringFlag: &cli.StringFlag{Name: "env", Usage: "add `KEY=VALUE` to the nodes' environment (give it again for more); recorded, so restart passes it again"}, set: func(f *flags, v string) error { f.Env = append(f.Env, v); return nil }, many: true}
 	flagSelfLock    = boolean(cli.BoolFlag{Name: "self-lock", Usage: "the node locks its own pidfile (its path is in $MULTI_PIDFILE); start waits for it to"}, func(f *flags) *bool { return &f.SelfLock })
 	flagLockTimeout = duration(cli.StringFlag{Name: "lock-timeout", Usage: "with --self-lock, how long start waits for the node to lock its pidfile before it kills it", DefaultText: "10s"}, func(f *flags) *time.Duration { return &f.LockTimeout })
 

@@ -126,6 +126,10 @@ func TestVerbFlagDefaults(t *testing.T) {
 	if err != nil || a.OnExit != multi.StopAll || a.Timeout != 3*time.Second || a.RangePrefix != "celery" {
 		t.Errorf("run --timeout=3: %+v, %v; want stop-all, 3s, celery", a, err)
 	}
+	a, err = parseFor(t, "stopwait", "w1", "--timeout=x", "--timeout=2")
+	if err != nil || a.Timeout != 2*time.Second {
+		t.Errorf("stopwait --timeout=x --timeout=2: %+v, %v; want 2s: only the last value counts", a, err)
+	}
 	a, err = parseFor(t, "start", "w1", "--settle=2", "--settle=", "--", "app")
 	if err != nil || a.Settle != 0 {
 		t.Errorf("start --settle=2 --settle=: %+v, %v; want the default window", a, err)

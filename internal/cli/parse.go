@@ -84,10 +84,14 @@ func parseCommand(c *cli.Context, g grammar) (*call, error) {
 			}
 		}
 	}
-	for _, given := range a.Flags {
+	last := map[string]int{}
+	for i, given := range a.Flags {
+		last[given.Name] = i
+	}
+	for i, given := range a.Flags {
 		f, v := typed[given.Name], given.Value
-		if f == nil {
-			continue // --help, which the parser answers
+		if f == nil || i != last[given.Name] && !f.repeats() {
+			continue // --help, which the parser answers; or given again later
 		}
 		if v == "" && f.GetValue() != "" {
 			v = f.GetValue() // given empty: the default
