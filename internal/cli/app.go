@@ -10,7 +10,8 @@
 // package "cli." always means urfave/cli.
 //
 // Files by concern: app.go (the app, Run, exit codes, version), flags.go
-// (every flag), parse.go (a verb's arguments, usage errors), verbs.go
+// (every flag, and the typed field its value goes to), parse.go (a verb's
+// arguments typed into the call its run gets, usage errors), verbs.go
 // (start, stop, stopwait, kill, restart; building the cluster), output.go
 // (result lines, colour, progress), status.go, logs.go, grammar.go (names,
 // expand, show, get), completion.go (completion and man).
