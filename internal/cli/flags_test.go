@@ -4,7 +4,6 @@ import (
 	"flag"
 	"io"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
@@ -133,33 +132,5 @@ func TestVerbFlagDefaults(t *testing.T) {
 	a, err = parseFor(t, "start", "w1", "--settle=2", "--settle=", "--", "app")
 	if err != nil || a.Settle != 0 {
 		t.Errorf("start --settle=2 --settle=: %+v, %v; want the default window", a, err)
-	}
-}
-
-// The -SIGNAL is typed, and refused where it would make the verb wait
-// forever or where the verb sends no signal of the user's choice.
-func TestVerbSignalTyped(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct {
-		verb, sig string
-		want      syscall.Signal // 0: a usage error
-	}{
-		{"stop", "-HUP", syscall.SIGHUP},
-		{"stop", "-STOP", syscall.SIGSTOP},
-		{"stopwait", "-INT", syscall.SIGINT},
-		{"stopwait", "-STOP", 0},
-		{"restart", "-TSTP", 0},
-		{"run", "-9", syscall.SIGKILL},
-		{"run", "-STOP", 0},
-		{"kill", "-TERM", 0},
-		{"status", "-TERM", 0},
-	} {
-		a, err := parseFor(t, tt.verb, "w1", tt.sig)
-		switch {
-		case tt.want == 0 && err == nil:
-			t.Errorf("%s w1 %s: no error; want a usage error", tt.verb, tt.sig)
-		case tt.want != 0 && (err != nil || a.Signal != tt.want || a.SignalText != tt.sig[1:]):
-			t.Errorf("%s w1 %s: %+v, %v; want %v", tt.verb, tt.sig, a, err, tt.want)
-		}
 	}
 }
