@@ -67,22 +67,37 @@ const (
 	Foreign
 )
 
-// String returns the state as status prints it: "stopped" for Absent,
-// "stale", "running" or "elsewhere".
+// stateNames are the states' words, as status prints them and JSON
+// carries them: stable.
+var stateNames = [...]string{Absent: "stopped", Stale: "stale", Running: "running", Elsewhere: "elsewhere", Foreign: "foreign"}
+
+// String returns the state's word, as status prints it: "stopped" for
+// Absent, "stale", "running", "elsewhere" or "foreign".
 func (s State) String() string {
-	switch s {
-	case Absent:
-		return "stopped"
-	case Stale:
-		return "stale"
-	case Running:
-		return "running"
-	case Elsewhere:
-		return "elsewhere"
-	case Foreign:
-		return "foreign"
+	if s >= 0 && int(s) < len(stateNames) {
+		return stateNames[s]
 	}
 	return "State(" + strconv.Itoa(int(s)) + ")"
+}
+
+// MarshalText writes the state's word ([State.String]); a state that has
+// none is an error.
+func (s State) MarshalText() ([]byte, error) {
+	if s < 0 || int(s) >= len(stateNames) {
+		return nil, fmt.Errorf("pidfile: no word for state %d", int(s))
+	}
+	return []byte(stateNames[s]), nil
+}
+
+// UnmarshalText reads a state's word.
+func (s *State) UnmarshalText(b []byte) error {
+	for i, name := range stateNames {
+		if string(b) == name {
+			*s = State(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("pidfile: unknown state %q", b)
 }
 
 // MaxPID is the largest pid Linux can hand out (PID_MAX_LIMIT on 64-bit).
