@@ -281,7 +281,7 @@ func (c *Cluster) each(ctx context.Context, results []Result, workers int, f fun
 		r := &results[i]
 		select {
 		case <-ctx.Done():
-			if r.Err == nil && r.Msg == "" {
+			if r.Err == nil && r.Outcome == NoOutcome {
 				r.fail("start", ctx.Err())
 			}
 			continue

@@ -128,6 +128,7 @@ func (c *Cluster) restartRolling(ctx context.Context, results []Result) {
 // for it (if was) is gone, and reports it.
 func (c *Cluster) restartOne(ctx context.Context, one []Result, was bool) {
 	if was {
+		one[0].OldPID = one[0].PID
 		c.awaitGone(ctx, &one[0])
 	}
 	c.startAll(ctx, one, func(int) (string, bool) {

@@ -141,7 +141,6 @@ func (c *Cluster) finishStart(r *Result, s *started, verb string) {
 	}
 	ch.letGo(c.Detach)
 	r.PID = ch.pid
-	r.Msg = fmt.Sprintf("%s (pid %d)", verb, ch.pid)
 	r.Outcome = Started
 	if verb == "restarted" {
 		r.Outcome = Restarted
@@ -256,7 +255,7 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 			err = nodes.RemoveRecord(rundir, n.Name)
 		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			r.warn("could not put back the node's record: " + err.Error())
+			r.recordErr(fmt.Errorf("could not put back the node's record: %w", err))
 		}
 	}
 	ch, err := spawn(ctx, n, c.nodeEnv(n), c.LockTimeout)
@@ -269,7 +268,6 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 			}
 		}
 		r.PID = held.PID
-		r.Msg = held.Error()
 		r.fail("start", held)
 		return nil
 	}
@@ -288,7 +286,7 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 	// half-written record, and on a tmpfs such as /run it costs nothing.
 	if st, err := identify(ch.pid); err == nil {
 		if err := nodes.WriteRecordStarted(rundir, n, st); err != nil {
-			r.warn("could not record the node's process: " + err.Error())
+			r.recordErr(fmt.Errorf("could not record the node's process: %w", err))
 		}
 	}
 	return &started{child: ch, undo: undo}
