@@ -48,6 +48,9 @@ type Result struct {
 	// started by someone else while the verb ran: the pidfile was left to
 	// it (Stopped, Killed, KilledAfterTimeout, NotRunning).
 	HeldBy int `json:",omitempty"`
+	// TookOver says the node was started once the lock another process
+	// held was let go ([RunOptions.WaitForLock]): Outcome Started.
+	TookOver bool `json:",omitempty"`
 	// Lost says the node had lost its pidfile's lock (see [LostError]) and
 	// was signalled through its record ([Cluster.SignalLost]).
 	Lost bool `json:",omitempty"`

@@ -142,8 +142,11 @@ func (c *Cluster) finishStart(r *Result, s *started, verb string) {
 	ch.letGo(c.Detach)
 	r.PID = ch.pid
 	r.Outcome = Started
-	if verb == "restarted" {
+	switch verb {
+	case "restarted":
 		r.Outcome = Restarted
+	case "took over":
+		r.TookOver = true
 	}
 }
 

@@ -113,6 +113,9 @@ func (o *output) resultLine(r multi.Result, failed bool) string {
 	switch r.Outcome {
 	case multi.Started, multi.Restarted, multi.Killed:
 		word = r.Outcome.String()
+		if r.TookOver {
+			word, rest = "took", " over"
+		}
 	case multi.Signalled:
 		word, rest = "sent", " "+multi.SignalName(r.Signal)
 	case multi.Stopped:

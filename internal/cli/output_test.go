@@ -94,6 +94,7 @@ func TestResultLine(t *testing.T) {
 	sent := multi.Result{Node: n, Outcome: multi.Signalled, PID: 42, Signal: syscall.SIGHUP}
 	stopped := multi.Result{Node: n, Outcome: multi.Stopped, PID: 42, Signal: syscall.SIGTERM, HeldBy: 43}
 	lost := multi.Result{Node: n, Outcome: multi.Killed, PID: 42, Signal: syscall.SIGKILL, Lost: true}
+	tookOver := multi.Result{Node: n, Outcome: multi.Started, PID: 44, TookOver: true}
 	restarted := multi.Result{Node: n, Outcome: multi.Restarted, PID: 44, OldPID: 42}
 	shell := multi.Result{Node: n, Outcome: multi.Stopped, PID: 42, Exit: &multi.ExitStatus{Code: -1, Signal: syscall.SIGTERM}}
 	tests := []struct {
@@ -110,6 +111,7 @@ func TestResultLine(t *testing.T) {
 		{sent, false, "sent HUP (pid 42)", green + "sent\033[0m HUP (pid 42)"},
 		{stopped, false, "stopped (pid 42); pidfile now held by pid 43", green + "stopped\033[0m (pid 42); pidfile now held by pid 43"},
 		{lost, false, "killed (pid 42); it had lost its pidfile's lock", green + "killed\033[0m (pid 42); it had lost its pidfile's lock"},
+		{tookOver, false, "took over (pid 44)", green + "took\033[0m over (pid 44)"},
 		{restarted, false, "restarted (pid 44)", green + "restarted\033[0m (pid 44)"},
 		{shell, false, "stopped from another shell (killed by TERM)", green + "stopped\033[0m from another shell (killed by TERM)"},
 		// Stopped, but only by SIGKILL after the timeout: not green.
@@ -221,5 +223,21 @@ func TestUseColor(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
 	if useColor(true, false) {
 		t.Errorf("colour with NO_COLOR=1")
+	}
+}
+
+// A restart's warnings are about the process it stopped (OldPID), not
+// the one it started; every warning is on the one line, in order.
+func TestWarningsNameTheProcessSignalled(t *testing.T) {
+	t.Parallel()
+	n := nodes.Node{Name: "w1", PidFile: "/r/w1.pid"}
+	r := multi.Result{Node: n, Outcome: multi.Restarted, PID: 44, OldPID: 42, FilePID: -1, KilledAfter: 100 * time.Millisecond,
+		RecordErr: errors.New("could not record the node's process: disk full")}
+	var out, errs bytes.Buffer
+	(&output{w: &out, errw: &errs}).result(r)
+	want := "w1: warning: pidfile /r/w1.pid says no valid pid but the lock holder is pid 42; using 42; " +
+		"still running after 100ms; sent KILL (pid 42); could not record the node's process: disk full\n"
+	if errs.String() != want || out.String() != "w1: restarted (pid 44)\n" {
+		t.Errorf("%q, %q; want %q", out.String(), errs.String(), want)
 	}
 }

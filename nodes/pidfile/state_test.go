@@ -23,7 +23,7 @@ func TestStateText(t *testing.T) {
 		}
 	}
 	var s pidfile.State
-	if err := s.UnmarshalText([]byte("gone")); err == nil {
+	if err := json.Unmarshal([]byte(`"gone"`), &s); err == nil {
 		t.Errorf("an unknown word is read as %v", s)
 	}
 	if _, err := json.Marshal(pidfile.Foreign + 1); err == nil {
