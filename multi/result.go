@@ -60,9 +60,9 @@ type Result struct {
 	Exit *ExitStatus `json:",omitempty"`
 	// RecordErr, if not nil, says the node's record could not be written
 	// or put back, although the verb did its job.
-	RecordErr error `json:"-"`
+	RecordErr error
 	// Err is non-nil when the verb failed on this node: a [*NodeError].
-	Err error `json:"-"`
+	Err error
 	// Elapsed is how long the verb took on this node, from the verb's
 	// start until this result was final.
 	Elapsed time.Duration
@@ -104,7 +104,8 @@ func (r Result) String() string {
 	return r.Node.Name + ": " + r.Outcome.String()
 }
 
-// resultJSON is a Result on the wire: its errors as text.
+// resultJSON is a Result on the wire: its errors as text (these fields,
+// shallower, stand for the embedded ones of the same name).
 type resultJSON struct {
 	resultFields
 	RecordErr string `json:",omitempty"`
