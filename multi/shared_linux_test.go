@@ -15,8 +15,8 @@ import (
 )
 
 // A pidfile folder others can write to, accepted: the user who can
-// rename there puts w2's pidfile in place of w1's (issue 19 item 3, in the
-// folder the flag accepted). Stop, StopWait, Kill and Send of w1 signal
+// rename there puts w2's pidfile in place of w1's (the holder swap of
+// integration's holder_swap.txtar, in the folder the flag accepted). Stop, StopWait, Kill and Send of w1 signal
 // nothing and say whose lock and whose record disagree; w2, which the user
 // could not signal themselves, gets nothing. With the rundir shared too
 // there is no record to confirm the holder: nothing is signalled either.
