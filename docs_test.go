@@ -50,11 +50,18 @@ type decls struct {
 	types    map[string]bool // type names, to tell a qualifier
 	packages map[string]bool // package names
 	files    []string        // every file of the tree, slash-separated
+	// imports are the module's own packages each folder's non-test
+	// files import, on any OS ("." for the root).
+	imports map[string]map[string]bool
 }
+
+// modulePath is this module's import path.
+const modulePath = "github.com/multi-launcher/multi"
 
 func loadDecls(t *testing.T) *decls {
 	t.Helper()
-	d := &decls{names: map[string]bool{}, types: map[string]bool{}, packages: map[string]bool{}}
+	d := &decls{names: map[string]bool{}, types: map[string]bool{}, packages: map[string]bool{},
+		imports: map[string]map[string]bool{}}
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(".", func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
@@ -76,6 +83,17 @@ func loadDecls(t *testing.T) *decls {
 			return err
 		}
 		d.add(f)
+		if !strings.HasSuffix(p, "_test.go") {
+			dir := filepath.ToSlash(filepath.Dir(p))
+			if d.imports[dir] == nil {
+				d.imports[dir] = map[string]bool{}
+			}
+			for _, im := range f.Imports {
+				if rest, ok := strings.CutPrefix(strings.Trim(im.Path.Value, `"`), modulePath+"/"); ok {
+					d.imports[dir][rest] = true
+				}
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -210,8 +228,9 @@ var (
 	tickRE = regexp.MustCompile("`([^`]+)`")
 	// a Go name, maybe qualified
 	goNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
-	// in the tree's descriptions, names of ours: CamelCase with an inner capital, or pkg.Name
-	treeNameRE = regexp.MustCompile(`\b([a-z]+\.)?[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b|\b[a-z]+\.[A-Z][A-Za-z0-9]*\b`)
+	// in the tree's descriptions, names of ours: camelCase or CamelCase
+	// with an inner capital, or pkg.Name
+	treeNameRE = regexp.MustCompile(`\b([a-z]+\.)?[A-Za-z][a-z0-9]+[A-Z][A-Za-z0-9]*\b|\b[a-z]+\.[A-Z][A-Za-z0-9]*\b`)
 	// a C or kernel constant: SHOUTING
 	constRE = regexp.MustCompile(`^[A-Z0-9_]+$`)
 )
@@ -238,6 +257,44 @@ func goName(span string) string {
 	return s
 }
 
+// importRowRE is a row of the import table: | `pkg` | owns | `a`, `b` |
+var importRowRE = regexp.MustCompile("^\\| `([a-z/]+)` \\|[^|]*\\|([^|]*)\\|$")
+
+// checkImports returns the rows of the page's import table that a package
+// breaks: it imports one of ours the row does not allow, or is not there.
+func checkImports(d *decls, text string) []docError {
+	var errs []docError
+	for n, line := range strings.Split(text, "\n") {
+		m := importRowRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		dir := m[1]
+		if dir == "main" {
+			dir = "."
+		}
+		if !d.exists(dir + "/") {
+			errs = append(errs, docError{n + 1, "names package " + m[1] + ", which the tree does not hold"})
+			continue
+		}
+		allowed := map[string]bool{}
+		for _, t := range tickRE.FindAllStringSubmatch(m[2], -1) {
+			allowed[t[1]] = true
+		}
+		var extra []string
+		for im := range d.imports[dir] {
+			if !allowed[im] {
+				extra = append(extra, im)
+			}
+		}
+		sort.Strings(extra)
+		for _, im := range extra {
+			errs = append(errs, docError{n + 1, "says package " + m[1] + " may not import " + im + ", which it does"})
+		}
+	}
+	return errs
+}
+
 type docError struct {
 	line int
 	what string
@@ -246,7 +303,9 @@ type docError struct {
 // checkDoc returns what the page names that the tree does not hold.
 func checkDoc(d *decls, text string) []docError {
 	var errs []docError
-	fail := func(line int, what string) { errs = append(errs, docError{line, what}) }
+	fail := func(line int, what string) {
+		errs = append(errs, docError{line, "names " + what + ", which the tree does not hold"})
+	}
 	inTree, folder := false, ""
 	sc := bufio.NewScanner(strings.NewReader(text))
 	for n := 1; sc.Scan(); n++ {
@@ -335,10 +394,10 @@ func TestDocsNameWhatExists(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		errs := checkDoc(d, string(b))
+		errs := append(checkDoc(d, string(b)), checkImports(d, string(b))...)
 		sort.Slice(errs, func(i, j int) bool { return errs[i].line < errs[j].line })
 		for _, e := range errs {
-			t.Errorf("%s:%d: names %s, which the tree does not hold", doc, e.line, e.what)
+			t.Errorf("%s:%d: %s", doc, e.line, e.what)
 		}
 	}
 }
@@ -354,6 +413,10 @@ func TestDocsCheckFails(t *testing.T) {
 	}
 	good := "```\nmulti/\n  stop.go    Cluster.StopWait, checkPID\n```\n" +
 		"`multi/stop.go`, `waiter/fds_*.go`, `signalKeep`, `Spec.Resolve`, `pidfile.OpenClaim`, `(*Cluster).Start`, `multi/`, `exec.Cmd`\n"
+	table := "| `waiter` | waiting | nothing |\n| `nosuch` | x | nothing |\n| `multi` | x | `nodes`, `nodes/pidfile`, `waiter`, `internal/testhooks` |\n"
+	if errs := checkImports(d, table); len(errs) != 2 {
+		t.Errorf("a table with waiter importing nothing and a package that does not exist: %v, want 2 errors", errs)
+	}
 	if errs := checkDoc(d, good); len(errs) != 0 {
 		t.Errorf("a page naming what exists: %v", errs)
 	}
