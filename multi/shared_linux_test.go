@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
-	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // A pidfile folder others can write to, accepted: the user who can
@@ -40,7 +40,7 @@ func TestSharedFolderSwappedPidfile(t *testing.T) {
 	}
 	t.Cleanup(func() { // the cluster's own cleanup looks at w1.pid only
 		for _, n := range c.Nodes {
-			if p := holderOfPath(n.PidFile); p > 1 {
+			if p := testutil.Holder(n.PidFile); p > 1 {
 				killGroup(p)
 			}
 		}
@@ -102,13 +102,4 @@ func signalled(pid int) bool {
 		}
 	}
 	return false
-}
-
-// holderOfPath is the pid holding the lock on the pidfile at path, or 0.
-func holderOfPath(path string) int {
-	info, err := pidfile.Inspect(path)
-	if err != nil || info.State != pidfile.Running || info.PID == os.Getpid() {
-		return 0
-	}
-	return info.PID
 }
