@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -30,6 +31,7 @@ import (
 const nodeEnv = "MULTI_TEST_NODE"
 
 func TestMain(m *testing.M) {
+	testutil.ServeRoles() // testutil.SeenFromChild's child
 	if os.Getenv(nodeEnv) == "unlock" {
 		unlockNode()
 	}
@@ -113,8 +115,8 @@ func cluster(t *testing.T, role string, names ...string) *multi.Cluster {
 	}
 	t.Cleanup(func() {
 		for _, n := range ns {
-			if info, err := pidfile.Inspect(n.PidFile); err == nil && info.State == pidfile.Running && info.PID > 1 && info.PID != os.Getpid() {
-				killGroup(info.PID)
+			if pid := testutil.Holder(n.PidFile); pid > 1 {
+				killGroup(pid)
 			}
 		}
 	})

@@ -28,15 +28,21 @@
 // POSIX locks belong to the process, not to a descriptor: closing any
 // descriptor of a locked file, a second one opened just to test the lock,
 // drops every lock the process holds on it, and F_GETLK never shows a
-// process its own lock. So this package keeps a registry of the locks the
-// process holds, by file (device and inode, as cmd/go's lockedfile does):
-// an operation on a path that names such a file, by whatever path, reuses
-// the lock's own descriptor instead of opening another; a descriptor
-// opened anyway (the path swapped meanwhile) is not closed but kept until
-// the lock is let go; and the lock tests report the file held by this
-// process ([Running], the PID [os.Getpid]), so that no caller takes it
-// for stale. Operations on one path take turns. A program must not open
-// and close its own pidfile by other means than this package.
+// process its own lock. A child made by fork does not inherit them; one
+// that locks a descriptor it inherited owns the lock, and the lock lasts
+// through execve as long as that descriptor stays open (so a launcher's
+// child locks, clears close-on-exec, and execs the node). An OFD lock
+// (F_OFD_SETLK, Linux) belongs to its open file description instead and is
+// not dropped by closing another descriptor. So this package keeps a
+// registry of the locks the process holds, by file (device and inode, as
+// cmd/go's lockedfile does): an operation on a path that names such a
+// file, by whatever path, reuses the lock's own descriptor instead of
+// opening another; a descriptor opened anyway (the path swapped meanwhile)
+// is not closed but kept until the lock is let go; and the lock tests
+// report the file held by this process ([Running], the PID [os.Getpid]),
+// so that no caller takes it for stale. Operations on one path take turns.
+// A program must not open and close its own pidfile by other means than
+// this package.
 package pidfile
 
 import (
