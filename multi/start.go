@@ -198,18 +198,35 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 		return nil
 	}
 	rundir := c.rundir()
+	// One start of the node at a time, here or in another multi, from
+	// reading its record to recording the process it started: the record
+	// always names the instance that holds the node's lock, and the loser
+	// of a race leaves the winner's record alone.
+	lk, err := nodes.LockRecord(ctx, rundir, n.Name)
+	if err != nil {
+		r.fail("start", err)
+		return nil
+	}
+	defer lk.Unlock()
 	prev, prevStarted, prevErr := nodes.ReadRecordStarted(rundir, n.Name)
-	if prevErr == nil && prevStarted.PID > 0 {
+	info, infoErr := pidfile.Inspect(n.PidFile)
+	if prevErr == nil && prevStarted.PID > 0 && infoErr == nil {
 		// The recorded process may run without its lock: a second copy
 		// would run beside it.
-		if info, err := pidfile.Inspect(n.PidFile); err == nil {
-			if lost := c.lostProc(n, info); lost != nil {
-				lost.Start = true
-				r.PID = lost.PID
-				r.fail("start", lost)
-				return nil
-			}
+		if lost := c.lostProc(n, info); lost != nil {
+			lost.Start = true
+			r.PID = lost.PID
+			r.fail("start", lost)
+			return nil
 		}
+	}
+	if infoErr == nil && (info.State == pidfile.Running || info.State == pidfile.Elsewhere) {
+		// Running already: its record is left as it is.
+		held := &pidfile.HeldError{Path: n.PidFile, PID: info.PID}
+		r.PID = held.PID
+		r.Msg = held.Error()
+		r.fail("start", held)
+		return nil
 	}
 	// A record that says this already (a start after a stop, with the
 	// same command) is not written again: its process is rewritten once
@@ -222,7 +239,9 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 			return nil
 		}
 	}
-	undo := func() {
+	// restore puts back the record there was before, under the record
+	// lock.
+	restore := func() {
 		if same {
 			return // the record is as it was
 		}
@@ -240,7 +259,7 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 	var held *pidfile.HeldError
 	if errors.As(err, &held) {
 		if prevErr == nil {
-			undo()
+			restore()
 		}
 		r.PID = held.PID
 		r.Msg = held.Error()
@@ -248,7 +267,7 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 		return nil
 	}
 	if err != nil {
-		undo()
+		restore()
 		if ke := (*killedError)(nil); errors.As(err, &ke) {
 			r.PID = ke.pid
 		}
@@ -260,9 +279,31 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 	// after the settle window (a node that fails in it gets undo). The
 	// record is synced like the first write: a node never leaves a
 	// half-written record, and on a tmpfs such as /run it costs nothing.
+	var mine nodes.Started
 	if p, err := nodes.ReadProc(ch.pid); err == nil {
-		if err := nodes.WriteRecordStarted(rundir, n, nodes.Started{PID: ch.pid, StartTicks: p.StartTicks}); err != nil {
+		s := nodes.Started{PID: ch.pid, StartTicks: p.StartTicks}
+		if err := nodes.WriteRecordStarted(rundir, n, s); err != nil {
 			r.warn("could not record the node's process: " + err.Error())
+		} else {
+			mine = s
+		}
+	}
+	// undo, once the record lock is let go: puts back the record there
+	// was before, unless another start has recorded its own since.
+	undo := func() {
+		lk, err := nodes.LockRecord(context.Background(), rundir, n.Name)
+		if err != nil {
+			r.warn("could not put back the node's record: " + err.Error())
+			return
+		}
+		defer lk.Unlock()
+		cur, curStarted, err := nodes.ReadRecordStarted(rundir, n.Name)
+		if err != nil {
+			return
+		}
+		// A pid and start time name one process: this start's.
+		if mine.PID != 0 && curStarted == mine || mine.PID == 0 && curStarted.PID == 0 && reflect.DeepEqual(cur, n) {
+			restore()
 		}
 	}
 	return &started{child: ch, undo: undo}
