@@ -191,7 +191,7 @@ func (r *run) loop(ctx context.Context) int {
 	for i := range results {
 		r.nodes = append(r.nodes, &runNode{n: results[i].Node})
 	}
-	if !r.c.checkDistinct("run", results) || !r.c.makeRunDir("run", results) {
+	if !r.c.checkDistinct("run", results) || !r.c.checkRecords("run", results) || !r.c.makeRunDir("run", results) {
 		for i := range results {
 			r.c.report(&results[i])
 		}

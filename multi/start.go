@@ -36,11 +36,12 @@ func startConcurrency() int {
 // its command holding its pidfile's lock or has failed. A node that is
 // already running is left alone; its result wraps [ErrAlreadyRunning].
 // Two nodes with one name or one pidfile fail the whole set with
-// [ErrDuplicateNode] before anything starts.
+// [ErrDuplicateNode] before anything starts, and a node whose record would
+// be too large with [nodes.ErrRecordTooLarge].
 // Results are in the order of c.Nodes; the error joins the per-node errors.
 func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
 	results := c.results()
-	if !c.checkDistinct("start", results) || !c.makeRunDir("start", results) {
+	if !c.checkDistinct("start", results) || !c.checkRecords("start", results) || !c.makeRunDir("start", results) {
 		return results, joinErrs(results)
 	}
 	c.startAll(ctx, results, func(int) (string, bool) { return "started", true })
@@ -173,6 +174,21 @@ func (c *Cluster) checkDistinct(op string, results []Result) bool {
 		results[i].fail(op, err)
 	}
 	return false
+}
+
+// checkRecords fails every result, and returns false, when a node's
+// record would be too large to read back ([nodes.ErrRecordTooLarge]):
+// the node would run unrecorded, so the verb does nothing.
+func (c *Cluster) checkRecords(op string, results []Result) bool {
+	for _, n := range c.Nodes {
+		if err := nodes.CheckRecord(c.rundir(), n); err != nil {
+			for i := range results {
+				results[i].fail(op, fmt.Errorf("%w; nothing done", err))
+			}
+			return false
+		}
+	}
+	return true
 }
 
 // startOne spawns r.Node and returns it, or fills in r's failure and
