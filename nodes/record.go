@@ -336,6 +336,9 @@ func (s Spec) Resolve() ([]Node, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
+		if err != nil && (d == nil && recorded == nil) {
+			return nil, err // the rundir's, not the record's
+		}
 		if err != nil {
 			// As if absent: forget can remove it, start can replace it.
 			skipped(err)
