@@ -96,9 +96,9 @@ func LockRecord(ctx context.Context, rundir, name string) (*RecordLock, error) {
 func (l *RecordLock) Unlock() error { return l.f.Close() }
 
 // removeRecordLock removes the record lock file of the node named name
-// from d, unless someone holds or waits for it: taken without waiting
-// first, so that a start waiting on the file finds it gone (see
-// [LockRecord]) rather than holding a lock on a file no one else sees.
+// from d, unless someone holds it: it is locked first, without waiting. A
+// start that opened the file before and waits for its lock then finds it
+// gone, and locks the one at the name (see [LockRecord]).
 func removeRecordLock(d *safefs.Folder, name string) {
 	lname := recordLockName(name)
 	f, err := d.Open(lname, filepath.Join(d.Path(), lname), os.O_RDWR, 0)
