@@ -112,6 +112,7 @@ func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 		<-reaped
 	}()
 	rp.prepare = r.prepare
+	rp.standby = r.isStandby
 	c.Settle = -1
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultRunTimeout

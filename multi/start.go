@@ -236,7 +236,8 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 			return nil
 		}
 	}
-	if infoErr == nil && (info.State == pidfile.Running || info.State == pidfile.Elsewhere) {
+	standby := standbyStart(n)
+	if !standby && infoErr == nil && (info.State == pidfile.Running || info.State == pidfile.Elsewhere) {
 		// Running already: its record is left as it is.
 		held := &pidfile.HeldError{Path: n.PidFile, PID: info.PID}
 		r.PID = held.PID
@@ -271,7 +272,17 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 			r.warn("could not put back the node's record: " + err.Error())
 		}
 	}
+	if standby {
+		// Its exec step waits for the lock for as long as it takes: other
+		// starts of the node do not wait for the record lock meanwhile.
+		lk.Unlock()
+	}
 	ch, err := spawn(ctx, n, c.nodeEnv(n), c.LockTimeout)
+	if standby {
+		if lk, err := nodes.LockRecord(context.WithoutCancel(ctx), rundir, n.Name); err == nil {
+			defer lk.Unlock()
+		}
+	}
 	var held *pidfile.HeldError
 	if errors.As(err, &held) {
 		if prevErr == nil {
