@@ -2,9 +2,12 @@ package nodes
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/multi-launcher/multi/internal/safefs"
@@ -48,6 +51,14 @@ func LockRecord(ctx context.Context, rundir, name string) (*RecordLock, error) {
 	defer d.Close()
 	for try := 0; ; try++ {
 		f, err := d.Open(lname, path, os.O_RDWR|os.O_CREATE, 0o600)
+		if errors.Is(err, syscall.EROFS) {
+			f, err = d.Open(lname, path, os.O_RDONLY, 0) // a flock needs no write access
+		}
+		if err != nil && cannotWrite(err) {
+			// Nor can a record be written here: nothing to take turns
+			// on, and the write says why.
+			return &RecordLock{}, nil
+		}
 		if err != nil {
 			return nil, fail(err)
 		}
@@ -93,7 +104,24 @@ func LockRecord(ctx context.Context, rundir, name string) (*RecordLock, error) {
 }
 
 // Unlock lets go of the record lock.
-func (l *RecordLock) Unlock() error { return l.f.Close() }
+func (l *RecordLock) Unlock() error {
+	if l.f == nil {
+		return nil
+	}
+	return l.f.Close()
+}
+
+// cannotWrite reports whether err says the rundir cannot be written to
+// (read-only, not this user's, full), rather than that a file there is
+// not what it should be.
+func cannotWrite(err error) bool {
+	for _, e := range []error{syscall.EROFS, syscall.EACCES, syscall.EPERM, syscall.ENOSPC, syscall.EDQUOT, fs.ErrNotExist} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
 
 // removeRecordLock removes the record lock file of the node named name
 // from d, unless someone holds it: it is locked first, without waiting. A
