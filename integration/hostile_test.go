@@ -32,6 +32,8 @@ type hostileKind struct {
 	// outside the folder outside the rundir, and returns what every verb
 	// must fail with.
 	plant func(t *testing.T, path, outside string) (want string)
+	// args are given to every verb, after the node's name.
+	args []string
 }
 
 // testHostilePidfiles runs every verb of multi against every kind of
@@ -100,6 +102,14 @@ func testHostilePidfiles(t *testing.T) {
 			mustOK(t, os.WriteFile(path, []byte(vpid+"\n"), 0o644))
 			mustOK(t, os.Chown(path, 65534, 65534))
 			return `bad pidfile: ` + regexp.QuoteMeta(path) + `: owned by uid 65534, not by this user \(uid 0\) or root, in .*, which others can write to`
+		}, args: []string{"--allow-shared-folders"}}, // else the folder is refused first
+		{name: "shared-folder", plant: func(t *testing.T, path, _ string) string {
+			// The pidfile folder is world-writable (sticky, as /tmp):
+			// whatever is in it, refused unless accepted.
+			mustOK(t, os.Chmod(filepath.Dir(path), 0o777|fs.ModeSticky))
+			mustOK(t, os.WriteFile(path, []byte(vpid+"\n"), 0o600))
+			return `bad pidfile: ` + regexp.QuoteMeta(path) + `: folder ` + regexp.QuoteMeta(filepath.Dir(path)) +
+				` \(owner uid 0, mode 1777\) can be written by others than root and this user \(uid 0\); refusing it \(--allow-shared-folders accepts it\)$`
 		}},
 	}
 	verbs := []string{"status", "stop", "stopwait", "kill", "restart", "start"}
@@ -124,7 +134,7 @@ func hostileCase(t *testing.T, bin string, k hostileKind, verb, dir, outside, vp
 	mustOK(t, os.MkdirAll(rundir, 0o755))
 	mustOK(t, os.MkdirAll(pidfolder, 0o755))
 	pidPath := filepath.Join(pidfolder, "w1.pid")
-	args := []string{verb, "w1", "--pidfile=" + filepath.Join(pidfolder, "%n.pid")}
+	args := append([]string{verb, "w1", "--pidfile=" + filepath.Join(pidfolder, "%n.pid")}, k.args...)
 	if verb == "start" || verb == "restart" {
 		// No settle window: these cases are about the planted pidfile.
 		args = append(args, "--settle=0", "--", "fakenode", "-max", "1m")

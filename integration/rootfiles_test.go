@@ -60,10 +60,11 @@ func TestRootFollowsNoPlantedLink(t *testing.T) {
 		args         []string
 		want         string // on the node's line, after "w1: FAILED: "
 	}{
+		// The folder accepted, so that the link in it is looked at.
 		{"logfile-to-root-file", "w1.log", secret,
-			[]string{"--logfile=THEIRS/%n.log"}, `logfile THEIRS/w1.log: is a symbolic link \(not followed\)`},
+			[]string{"--logfile=THEIRS/%n.log", "--allow-shared-folders"}, `logfile THEIRS/w1.log: is a symbolic link \(not followed\)`},
 		{"logfile-dangling", "w1.log", filepath.Join(outside, "created.log"),
-			[]string{"--logfile=THEIRS/%n.log"}, `logfile THEIRS/w1.log: is a symbolic link \(not followed\)`},
+			[]string{"--logfile=THEIRS/%n.log", "--allow-shared-folders"}, `logfile THEIRS/w1.log: is a symbolic link \(not followed\)`},
 		{"logfile-folder", "w1", outside,
 			[]string{"--logfile=THEIRS/%n/secret"}, `logfile THEIRS/w1/secret: folder THEIRS/w1 is a symbolic link owned by uid 65534, who could point it anywhere; not followed`},
 		{"pidfile-folder", "w1", outside,

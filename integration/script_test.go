@@ -27,6 +27,7 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"fakenode": fakeNode,
+		"sigblock": sigBlock,
 	})
 }
 
@@ -38,7 +39,10 @@ var (
 
 // binary builds multi once per test run, or uses $MULTI_BIN, so that the
 // scripts test the real artifact; beside it go the two Go programs of
-// testdata/ that use the library (orchestrator, selfnode). It is not built
+// testdata/ that use the library (orchestrator, selfnode). Each is built
+// with -tags multitest, in which the _MULTI_TEST_* hooks act (package
+// testhooks): a $MULTI_BIN built without it fails the scripts that use
+// them (brief_locks, crash, TestRootFollowsNoPlantedLink). It is not built
 // in TestMain, which also runs each time the test binary is started as
 // fakenode.
 func binary(t *testing.T) string {
@@ -50,7 +54,7 @@ func binary(t *testing.T) string {
 		}
 		build := func(out, pkg string) {
 			if buildErr == nil {
-				if b, err := exec.Command("go", append(append([]string{"build"}, raceBuild...), "-o", out, pkg)...).CombinedOutput(); err != nil {
+				if b, err := exec.Command("go", append(append([]string{"build", "-tags", "multitest"}, raceBuild...), "-o", out, pkg)...).CombinedOutput(); err != nil {
 					buildErr = fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
 				}
 			}

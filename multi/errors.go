@@ -56,6 +56,15 @@ var (
 	// ErrStopSignal: StopWait or Restart was asked to send a signal that
 	// stops a process without ending it, so the wait could never end.
 	ErrStopSignal = errors.New("a stop signal never ends a node; the wait would never end")
+	// ErrOwnNode: the node's lock is held by the calling process itself (a
+	// program that locked the pidfile with pidfile.Acquire or OwnFromEnv
+	// and drives a Cluster too): nothing is signalled, and the lock is
+	// kept.
+	ErrOwnNode = errors.New("the calling process's own node")
+	// ErrStopping: Start found the node's recorded process exiting, its
+	// lock let go, and still exiting after a while: started now, the node
+	// would run beside it.
+	ErrStopping = errors.New("still stopping")
 	// ErrLost: the node's lock is gone but the process its record names
 	// (same pid, same start time) still runs; see [LostError].
 	ErrLost = errors.New("lost")

@@ -2,7 +2,13 @@
 
 package multi
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+
+	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
+)
 
 // Internals the tests in package multi_test drive directly.
 var Confirm = confirm
@@ -20,6 +26,19 @@ func SetTestHookBeforePin(f func(pid int)) (restore func()) {
 	return func() { testHookBeforePin = nil }
 }
 
-// KillHeld is killHeld: a SIGKILL round's signal on a handle and a pidfd
-// kept from the first signal.
-var KillHeld = killHeld
+// KillHeld is killHeld, with no record to check the holder against: a
+// SIGKILL round's signal on a handle and a pidfd kept from the first
+// signal.
+func KillHeld(h *pidfile.Handle, pidfd *os.File, path string, expect int, sig syscall.Signal, group bool) error {
+	return killHeld(h, pidfd, path, expect, nodes.Started{}, sig, group)
+}
+
+// KillHeldRecorded is killHeld with the process the node's record names,
+// want, to check the holder against.
+var KillHeldRecorded = killHeld
+
+// HeldRecord is heldRecord: what a start that found n held by pid puts
+// back in n's record (put false: nothing).
+func (c *Cluster) HeldRecord(n nodes.Node, prev nodes.Started, pid int) (nodes.Started, bool) {
+	return c.heldRecord(n, prev, pid)
+}

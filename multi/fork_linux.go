@@ -48,7 +48,7 @@ type forkSpec struct {
 	path     *byte   // the command's program, as execve(2) takes it
 	argv     []*byte // ending in nil
 	envv     []*byte // ending in nil
-	dir      *byte   // nil: stay in this folder
+	dirFD    int     // the working folder, opened by the no-link walk; -1: stay in this folder
 	pidfile  *byte   // the pidfile's absolute path, for the same-file check
 	waitFifo *byte   // the tests' stepWaitEnv hook, or nil
 	empty    [1]byte // "", for statx(2) on a descriptor
@@ -61,6 +61,7 @@ type forkSpec struct {
 	st1, st2 unix.Statx_t
 	pidText  [24]byte
 	report   [2]uint32
+	sigZero  [4]uint64 // a kernel sigaction of SIG_DFL, and an empty mask
 }
 
 // forkNode forks; the child runs spec and never returns. In the parent it
@@ -94,8 +95,8 @@ func forkNode(s *forkSpec) (int, syscall.Errno) {
 	if _, _, e := syscall.RawSyscall(syscall.SYS_SETSID, 0, 0, 0); e != 0 {
 		forkFail(s, forkSetsid, e)
 	}
-	if s.dir != nil {
-		if _, _, e := syscall.RawSyscall(syscall.SYS_CHDIR, uintptr(unsafe.Pointer(s.dir)), 0, 0); e != 0 {
+	if s.dirFD >= 0 {
+		if _, _, e := syscall.RawSyscall(syscall.SYS_FCHDIR, uintptr(s.dirFD), 0, 0); e != 0 {
 			forkFail(s, forkChdir, e)
 		}
 	}
@@ -159,6 +160,13 @@ func forkNode(s *forkSpec) (int, syscall.Errno) {
 			syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
 		}
 	}
+	// The node starts with no signal blocked and none ignored, whatever
+	// the caller of multi blocked or ignored (the exec itself resets the
+	// handled ones): as a service manager starts a service.
+	for sig := uintptr(1); sig <= 64; sig++ {
+		syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, sig, uintptr(unsafe.Pointer(&s.sigZero[0])), 0, 8, 0, 0)
+	}
+	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&s.sigZero[0])), 0, 8, 0, 0)
 	_, _, e = syscall.RawSyscall(syscall.SYS_EXECVE, uintptr(unsafe.Pointer(s.path)), uintptr(unsafe.Pointer(&s.argv[0])), uintptr(unsafe.Pointer(&s.envv[0])))
 	forkFail(s, forkExec, e)
 	return 0, 0 // not reached

@@ -148,7 +148,7 @@ func forkTo(t *testing.T, n nodes.Node, claim *pidfile.Claim, argv ...string) (u
 		t.Fatal(err)
 	}
 	defer log.Close()
-	s := &forkSpec{nullFD: int(null.Fd()), logFD: int(log.Fd()), pidFD: int(claim.File().Fd()), fdcwd: -100}
+	s := &forkSpec{nullFD: int(null.Fd()), logFD: int(log.Fd()), pidFD: int(claim.File().Fd()), dirFD: -1, fdcwd: -100}
 	s.lk.Type = syscall.F_WRLCK
 	s.path, _ = syscall.BytePtrFromString(argv[0])
 	s.pidfile, _ = syscall.BytePtrFromString(n.PidFile)

@@ -30,20 +30,79 @@ func (c *Cluster) lostCandidate(n nodes.Node, info pidfile.Info) (nodes.Started,
 	return st, true
 }
 
+// exitGrace is how long a process that has released its node's lock (and
+// removed its pidfile), and has not begun to exit, is given to exit before
+// it is called lost: a self-locking node releases its lock and then exits
+// (Lock.Release, then os.Exit), a moment apart.
+const exitGrace = time.Second
+
 // lostProc returns a [LostError] if n is lost: nothing holds its lock, but
-// the process its record names runs, with the same start time. A pid
-// whose start time differs is another process that took the recycled
-// pid; it is none of multi's business.
-func (c *Cluster) lostProc(n nodes.Node, info pidfile.Info) *LostError {
+// the process its record names runs, with the same start time, and goes
+// on running. A pid whose start time differs is another process that took
+// the recycled pid; it is none of multi's business.
+//
+// A process on its way out is not lost but stopping: the kernel drops a
+// process's locks early in its exit, and a self-locking node releases its
+// lock just before it exits. So the recorded process is waited for
+// (through a pidfd, while ctx lasts; see [waitOnItsWay]): up to exitGrace
+// when its pidfile is gone, up to exitingWait if it has begun to exit
+// (PF_EXITING). Gone by then, the node is neither lost nor stopping; still
+// exiting, lostProc returns its pid as stopping.
+func (c *Cluster) lostProc(ctx context.Context, n nodes.Node, info pidfile.Info, exitingWait time.Duration) (lost *LostError, stopping int) {
 	st, ok := c.lostCandidate(n, info)
 	if !ok {
-		return nil
+		return nil, 0
 	}
-	p, err := nodes.ReadProc(st.PID)
-	if err != nil || p.Gone() || p.StartTicks != st.StartTicks {
-		return nil
+	p, ok := recordedRuns(st)
+	if !ok {
+		return nil, 0
 	}
-	return &LostError{PID: st.PID, Started: p.Start()}
+	if waitOnItsWay(ctx, st, p, info.State == pidfile.Absent, exitingWait) {
+		return nil, 0
+	}
+	p, ok = recordedRuns(st)
+	switch {
+	case !ok:
+		return nil, 0
+	case p.Exiting():
+		return nil, st.PID
+	}
+	return &LostError{PID: st.PID, Started: p.Start()}, 0
+}
+
+// waitOnItsWay waits for process st (read as p), which has let go of its
+// node's lock, to exit: up to exitGrace if it released the lock cleanly
+// (released: its pidfile removed, as Lock.Release does), or up to
+// exitingWait once it has begun to exit (PF_EXITING), while ctx lasts. It
+// reports whether it exited (a zombie has). One that is neither (its
+// pidfile left stale, the lock dropped while it runs) is not waited for.
+func waitOnItsWay(ctx context.Context, st nodes.Started, p nodes.Proc, released bool, exitingWait time.Duration) bool {
+	var wait time.Duration
+	if released {
+		wait = exitGrace
+	}
+	if p.Exiting() {
+		wait = max(wait, exitingWait)
+	}
+	if wait == 0 {
+		return false
+	}
+	if testHookOnItsWay != nil {
+		testHookOnItsWay(st.PID)
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	return waitLost(wctx, st) == nil
+}
+
+// testHookOnItsWay, when set by a test, runs as waitOnItsWay begins to
+// wait for pid.
+var testHookOnItsWay func(pid int)
+
+// stoppingError is a node whose process let go of its lock and is still
+// exiting after the wait (see lostProc).
+func stoppingError(pid int) error {
+	return fmt.Errorf("%w: pid %d let go of its pidfile's lock and is still exiting", ErrStopping, pid)
 }
 
 // awaitLost waits for the lost process of r (signalled already) to exit,
@@ -89,7 +148,9 @@ var errNoPidfd = errors.New("no pidfd to pin the lost process with (not signalle
 // is signalled once pinned and checked, and r.lost names it.
 func (c *Cluster) lostOne(r *Result, op string, sig syscall.Signal, info pidfile.Info) bool {
 	if !c.SignalLost {
-		lost := c.lostProc(r.Node, info)
+		// A process on its way out (even one still exiting after the
+		// wait) is not lost: there is nothing to signal.
+		lost, _ := c.lostProc(context.Background(), r.Node, info, goneWait)
 		if lost == nil {
 			return false
 		}

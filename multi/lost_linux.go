@@ -33,7 +33,7 @@ func signalLost(st nodes.Started, sig syscall.Signal) (bool, error) {
 		return false, err
 	}
 	defer unix.Close(pfd)
-	if p, err := nodes.ReadProc(st.PID); err != nil || p.Gone() || p.StartTicks != st.StartTicks {
+	if p, err := nodes.ReadProc(st.PID); err != nil || p.Gone() || !pinnedIs(pfd, st.PID, st) {
 		return false, nil
 	}
 	if err := unix.PidfdSendSignal(pfd, sig, nil, 0); err != nil {
@@ -43,6 +43,18 @@ func signalLost(st nodes.Started, sig syscall.Signal) (bool, error) {
 		return false, fmt.Errorf("signal %s to lost pid %d: %w", SignalName(sig), st.PID, err)
 	}
 	return true, nil
+}
+
+// pidfdGone reports whether the process of the pidfd f has exited (a
+// zombie has): its pidfd is readable then.
+func pidfdGone(f *os.File) bool {
+	fds := []unix.PollFd{{Fd: int32(f.Fd()), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, 0)
+		if err != unix.EINTR {
+			return err != nil || n > 0
+		}
+	}
 }
 
 // waitLost waits until the lost process st has exited (a zombie has), or
@@ -57,7 +69,7 @@ func waitLost(ctx context.Context, st nodes.Started) error {
 	}
 	f := os.NewFile(uintptr(pfd), "pidfd")
 	defer f.Close()
-	if p, err := nodes.ReadProc(st.PID); err != nil || p.Gone() || p.StartTicks != st.StartTicks {
+	if p, err := nodes.ReadProc(st.PID); err != nil || p.Gone() || !pinnedIs(pfd, st.PID, st) {
 		return nil // gone before the open: the pid is another's now
 	}
 	rc, err := f.SyscallConn()

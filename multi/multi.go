@@ -79,6 +79,9 @@
 // pidfd. A pidfile nobody has locked is stale and is never signalled, and no
 // pid <= 1 and not this process's own pid is ever passed to kill: each pid
 // is checked once, where it was read, and kill(2) takes only checked pids.
+// When the node's record names a process, the pinned holder must be that
+// process (its pidfd inode, or pid and start time): else the node fails
+// with a [*HolderError] and nothing is signalled.
 //
 // # Waiting
 //
@@ -99,13 +102,14 @@
 // (signal names, the pids never signalled), start.go, settle.go (the
 // settle window), stop.go (Stop, StopWait, Kill), subset.go (Only,
 // Send), path.go (the PATH a command is looked up on), restart.go, status.go,
-// lost.go (nodes that lost their lock), run.go (Run, its options and
+// lost.go (nodes that lost their lock), identity.go (a node's process, and
+// the holder's check against it), run.go (Run, its options and
 // exit status; the reaper and signals in run_unix.go and reaper_unix.go). Unix: the exec step in
 // step_unix.go, starting and confirming a node in spawn_unix.go and
 // selflock_unix.go, signalling through the lock in signal_unix.go. Linux:
-// pidfds in signal_linux.go and lost_linux.go, reaping in reap_linux.go,
+// pidfds in signal_linux.go, lost_linux.go and identity_linux.go, reaping in reap_linux.go,
 // the step's dup2 in dup2_linux.go, its name in comm_linux.go; every other Unix has
-// signal_nopidfd.go, lost_nopidfd.go, reap_nopidfd.go and
+// signal_nopidfd.go, lost_nopidfd.go, identity_nolinux.go, reap_nopidfd.go and
 // dup2_nolinux.go and comm_nolinux.go instead. Elsewhere unsupported_other.go makes every
 // verb that starts or signals a node fail with errors.ErrUnsupported.
 package multi
@@ -160,8 +164,9 @@ type Cluster struct {
 	// no window (a node is confirmed only once, right after its exec).
 	Settle time.Duration
 	// SignalLost makes Stop, StopWait, Kill and Restart signal a lost node
-	// (see [LostError]) too, through a pidfd, once its start time is seen
-	// to match its record; without it a lost node fails and is left alone.
+	// (see [LostError]) too, through a pidfd, once its pidfd inode (where
+	// the kernel has pidfs) or its start time is seen to match its record;
+	// without it a lost node fails and is left alone.
 	SignalLost bool
 
 	progressMu sync.Mutex
@@ -197,6 +202,12 @@ type Cluster struct {
 	// <= 1 or multi's own. Only the holder is waited for: children that
 	// outlive it are not. Without Group only the holder is signalled.
 	Group bool
+	// AllowSharedFolders accepts a rundir, and folders of the nodes'
+	// pidfiles and logfiles, that others than root and this user can
+	// write to, for the rest of this process (see [nodes.AcceptShared]):
+	// without it every verb refuses them with a [nodes.UnsafeFolderError].
+	// Records are then neither written nor read in such a rundir.
+	AllowSharedFolders bool
 }
 
 // FromSpec resolves s's nodes (see [nodes.Spec.Nodes]) and returns a
@@ -250,6 +261,9 @@ func (c *Cluster) report(r *Result) {
 }
 
 func (c *Cluster) results() []Result {
+	if c.AllowSharedFolders {
+		nodes.AcceptShared(c.rundir(), c.Nodes)
+	}
 	out := make([]Result, len(c.Nodes))
 	now := time.Now()
 	for i, n := range c.Nodes {

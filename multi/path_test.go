@@ -42,3 +42,17 @@ func TestPathAsOSExec(t *testing.T) {
 		t.Fatalf("Start with an Env PATH without sleep: %v; want ErrCommandNotFound", err)
 	}
 }
+
+// A folder as the command is a program that cannot be run (126 under
+// run), not a plain failure.
+func TestDirectoryCommandNotExecutable(t *testing.T) {
+	c := cluster(t, "", "w1")
+	c.Nodes[0].Command = []string{t.TempDir()}
+	_, err := c.Start(context.Background())
+	if !errors.Is(err, multi.ErrCommandNotExecutable) {
+		t.Fatalf("Start of a folder: %v; want ErrCommandNotExecutable", err)
+	}
+	if code := multi.ExitCode(err); code != 126 {
+		t.Errorf("ExitCode(%v) = %d; want 126", err, code)
+	}
+}

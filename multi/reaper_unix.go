@@ -3,6 +3,8 @@
 package multi
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
 	"sync"
 	"sync/atomic"
@@ -187,4 +189,28 @@ func handOver(cmd *exec.Cmd) bool {
 	}
 	cmd.Process.Release()
 	return true
+}
+
+// signalKid sends sig to pid, a child started through the reaper, only
+// while it is not reaped: until then its pid cannot be another process's.
+// Reaping waits meanwhile (forkMu), so the check holds until the signal
+// is sent. For a node whose lock cannot be reached (see run.stopDirect).
+func (rp *reaper) signalKid(pid int, sig syscall.Signal) error {
+	rp.forkMu.RLock()
+	defer rp.forkMu.RUnlock()
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	k := rp.kids[pid]
+	if k == nil {
+		return ErrNotRunning
+	}
+	select {
+	case <-k.done:
+		return ErrNotRunning
+	default:
+	}
+	if pid <= 1 || pid == os.Getpid() {
+		return fmt.Errorf("%w %d", ErrUnsafePID, pid)
+	}
+	return syscall.Kill(pid, sig)
 }

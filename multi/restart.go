@@ -172,6 +172,14 @@ func startable(n nodes.Node, env []string) error {
 		if !st.IsDir() {
 			return fmt.Errorf("working folder %s: not a folder", n.Dir)
 		}
+		// Reached as the start will reach it: no link someone else
+		// could have swapped in, and for a relative command a folder
+		// only root or this user can write to.
+		wd, err := nodes.OpenWorkDir(n)
+		if err != nil {
+			return err
+		}
+		wd.Close()
 	}
 	prog := n.Command[0]
 	inDir := func(p string) string {

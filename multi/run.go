@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/multi-launcher/multi/nodes"
 )
 
 // Errors of a node whose command cannot be run; [Cluster.Run] exits with
@@ -20,6 +20,49 @@ var (
 	// executed (no permission, not a program).
 	ErrCommandNotExecutable = errors.New("command not executable")
 )
+
+// Errors of [Cluster.Run], which its [*RunError] wraps (as it wraps
+// [ErrCommandNotFound], [ErrCommandNotExecutable], [ErrExitedAtOnce] and
+// [ErrDuplicateNode] when they decide the run's end).
+var (
+	// ErrRunUnderWay: another Run is under way in this process; reaping is
+	// process-wide, so there is at most one.
+	ErrRunUnderWay = errors.New("another run is under way in this process")
+	// ErrNodeExited: a node of the run exited on its own; with OnExit
+	// [StopAll] or [Ignore] its exit status decides the run's.
+	ErrNodeExited = errors.New("exited")
+	// ErrStopFailed: the run could not stop a node through its pidfile
+	// (see [Cluster.Run]).
+	ErrStopFailed = errors.New("could not stop it through its pidfile")
+)
+
+// A RunError is how a [Cluster.Run] that did not end cleanly ended: the
+// exit code it should end with, the node that decided it, why, and each
+// node's last result.
+type RunError struct {
+	// Code is the exit code, as tini reports it (see [Cluster.Run]).
+	Code int
+	// Node names the node that decided Code; "" when none did.
+	Node string
+	// Err says why; it wraps a [*NodeError] and a sentinel such as
+	// [ErrCommandNotFound], [ErrNodeExited] or [ErrDuplicateNode].
+	Err error
+	// Results holds each node's last result in the run, in the order of
+	// the Cluster's Nodes: started, stopped, or failed with Err saying
+	// why (a node that exited on its own: Failed, wrapping
+	// [ErrNodeExited]).
+	Results []Result
+}
+
+func (e *RunError) Error() string {
+	return fmt.Sprintf("%v (exit code %d)", e.Err, e.Code)
+}
+
+// Unwrap returns the cause.
+func (e *RunError) Unwrap() error { return e.Err }
+
+// ExitCode is the exit code the run should end with.
+func (e *RunError) ExitCode() int { return e.Code }
 
 // OnExit is what [Cluster.Run] does when a node exits on its own.
 type OnExit string
@@ -153,33 +196,14 @@ func ExitCode(err error) int {
 // (a celery worker exits 0 on TERM, another program 143).
 const runTagExt = ".run"
 
-func runTagPath(rundir, name string) string {
-	return filepath.Join(rundir, name+runTagExt)
-}
-
 // untagRun removes the node's run tag when op with sig asks the node to
-// end; without a run there is none, and nothing happens.
+// end; without a run there is none, and nothing happens. The rundir is
+// reached without following an untrusted link: one swapped for a link
+// makes root remove nothing elsewhere.
 func (c *Cluster) untagRun(name string, op string, sig syscall.Signal) {
 	if endsNode(op, sig) {
-		// The tag is a file: one unlink, not os.Remove's unlink and rmdir
-		// (this runs for every node a stopwait signals).
-		syscall.Unlink(runTagPath(c.rundir(), name))
+		nodes.RemoveIn(c.rundir(), name+runTagExt)
 	}
-}
-
-// tagRun leaves the node's run tag; it reports whether it could.
-func (c *Cluster) tagRun(name string) error {
-	f, err := os.OpenFile(runTagPath(c.rundir(), name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|noFollow, 0o600)
-	if err != nil {
-		return err
-	}
-	return f.Close()
-}
-
-// tagged reports whether the node's run tag is still there.
-func (c *Cluster) tagged(name string) bool {
-	_, err := os.Lstat(runTagPath(c.rundir(), name))
-	return err == nil
 }
 
 // endsNode reports whether op with sig asks the node to end: stopwait,

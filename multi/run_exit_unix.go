@@ -5,7 +5,6 @@ package multi
 import (
 	"context"
 	"fmt"
-	"os"
 	"syscall"
 	"time"
 )
@@ -22,25 +21,34 @@ func (r *run) nodeExited(e nodeExit) {
 	ws := e.status
 	if r.stopping {
 		if !(ws.Exited() && ws.ExitStatus() == 0) && !(ws.Signaled() && ws.Signal() == r.c.signal()) {
-			r.decide(exitCode(ws))
+			r.decide(exitCode(ws), r.exited(rn, e.pid, ws))
 		}
 		r.maybeEnd()
 		return
 	}
-	if !r.c.tagged(rn.n.Name) {
+	if !r.tagged(rn.n.Name) {
 		r.logf("%s: stopped from another shell (pid %d, %s); left down", rn.n.Name, e.pid, describeExit(ws))
+		rn.res = Result{Node: rn.n, Outcome: Stopped, PID: e.pid, Msg: "stopped from another shell (" + describeExit(ws) + ")"}
 		r.maybeEnd()
 		return
 	}
 	r.logf("%s: exited (pid %d, %s)", rn.n.Name, e.pid, describeExit(ws))
-	r.onExit(rn, ws)
+	r.onExit(rn, ws, r.exited(rn, e.pid, ws))
 }
 
-// onExit applies the policy to a node that ended on its own.
-func (r *run) onExit(rn *runNode, ws syscall.WaitStatus) {
+// exited records that the node's process pid exited on its own, and
+// returns the error that says so.
+func (r *run) exited(rn *runNode, pid int, ws syscall.WaitStatus) error {
+	err := &NodeError{Node: rn.n.Name, Op: "run", Err: &exitError{status: ws, err: fmt.Errorf("%w (%s)", ErrNodeExited, describeExit(ws))}}
+	rn.res = Result{Node: rn.n, Outcome: Failed, PID: pid, Msg: "exited (" + describeExit(ws) + ")", Err: err}
+	return err
+}
+
+// onExit applies the policy to a node that ended on its own; why says so.
+func (r *run) onExit(rn *runNode, ws syscall.WaitStatus, why error) {
 	switch r.o.OnExit {
 	case Ignore:
-		r.decide(exitCode(ws))
+		r.decide(exitCode(ws), why)
 		r.logf("%s: left down (--on-exit=ignore)", rn.n.Name)
 		r.maybeEnd()
 	case Restart:
@@ -68,7 +76,7 @@ func (r *run) onExit(rn *runNode, ws syscall.WaitStatus) {
 			})
 		})
 	default:
-		r.decide(exitCode(ws))
+		r.decide(exitCode(ws), why)
 		r.requestStop(rn.n.Name + " exited")
 	}
 }
@@ -81,9 +89,7 @@ func (r *run) requestStop(why string) {
 	r.stopping = true
 	r.logf("%s: stopping every node", why)
 	r.notify("STOPPING=1")
-	if r.o.ReadyFile != "" {
-		os.Remove(r.o.ReadyFile)
-	}
+	r.removeReady()
 	var list []*runNode
 	for _, rn := range r.nodes {
 		if rn.waiting != nil && rn.waiting.Stop() {
@@ -121,9 +127,68 @@ func (r *run) stopNodes(list []*runNode) {
 		r.c.stopWait(context.Background(), results, stopOpts{op: "stopwait", sig: r.c.signal(), timeout: r.c.Timeout, report: true})
 		r.post(func() {
 			r.stopsPending--
+			for i, res := range results {
+				list[i].res = res
+				if res.Err != nil {
+					// Its lock may be held still: never "released".
+					list[i].stopFailed = true
+					r.decide(1, fmt.Errorf("%w: %w", ErrStopFailed, res.Err))
+					r.stopDirect(list[i])
+				}
+			}
 			r.maybeEnd()
 		})
 	}()
+}
+
+// stopDirect stops a node whose stop through its pidfile failed (its
+// folder refused, say): the node's process is the run's own child, not
+// yet reaped, so its pid is still its own; it gets the stop signal, and
+// KILL after c.Timeout. The run's stop failed all the same: it exits 1.
+func (r *run) stopDirect(rn *runNode) {
+	pid := rn.pid
+	if pid <= 0 {
+		return
+	}
+	if err := r.rp.signalKid(pid, r.c.signal()); err != nil {
+		r.logf("%s: cannot signal its process (pid %d) either: %v", rn.n.Name, pid, err)
+		return
+	}
+	r.logf("%s: not stopped through its pidfile; sent %s to its process (pid %d), the run's own child", rn.n.Name, SignalName(r.c.signal()), pid)
+	rn.direct = time.AfterFunc(r.c.Timeout, func() {
+		r.post(func() {
+			rn.direct = nil
+			if rn.pid == pid {
+				r.logf("%s: still running after %s; sent KILL (pid %d)", rn.n.Name, r.c.Timeout, pid)
+				r.rp.signalKid(pid, syscall.SIGKILL)
+			}
+			r.maybeEnd()
+		})
+	})
+}
+
+// giveUp ends the run once the grace after the stop is over, saying which
+// nodes are still not reaped, and which of them were never stopped.
+func (r *run) giveUp() {
+	var failed, rest string
+	for _, rn := range r.nodes {
+		if rn.pid > 0 {
+			s := fmt.Sprintf(" %s (pid %d)", rn.n.Name, rn.pid)
+			if rn.stopFailed {
+				failed += s
+			} else {
+				rest += s
+			}
+		}
+	}
+	if failed != "" {
+		r.decide(1, fmt.Errorf("%w:%s still running", ErrStopFailed, failed))
+		r.logf("could not stop%s: still running", failed)
+	}
+	if rest != "" {
+		r.logf("their locks are released; not waiting longer for the exit of%s", rest)
+	}
+	r.end = true
 }
 
 // maybeEnd ends the loop when nothing is left to wait for.
@@ -146,7 +211,8 @@ func (r *run) maybeEnd() {
 		return
 	}
 	for _, rn := range r.nodes {
-		if rn.starting {
+		// A node stopped directly has its own deadline (stopDirect).
+		if rn.starting || rn.direct != nil && rn.pid > 0 {
 			return
 		}
 	}
@@ -155,14 +221,4 @@ func (r *run) maybeEnd() {
 	} else if r.graceTimer == nil {
 		r.graceTimer = time.NewTimer(endGrace)
 	}
-}
-
-func (r *run) runningNames() string {
-	s := ""
-	for _, rn := range r.nodes {
-		if rn.pid > 0 {
-			s += fmt.Sprintf(" %s (pid %d)", rn.n.Name, rn.pid)
-		}
-	}
-	return s
 }

@@ -6,4 +6,4 @@ import "errors"
 
 // setSubreaper: only Linux has child subreapers (FreeBSD's procctl
 // PROC_REAP_ACQUIRE is not used): orphans go to PID 1 as usual.
-func setSubreaper() error { return errors.ErrUnsupported }
+func setSubreaper() (restore func(), err error) { return func() {}, errors.ErrUnsupported }

@@ -3,8 +3,9 @@
 package multi
 
 import (
-	"os"
+	"fmt"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,34 +21,59 @@ func (r *run) checkReady() {
 		}
 	}
 	r.ready = true
-	if r.o.ReadyFile != "" {
-		if err := os.WriteFile(r.o.ReadyFile, []byte("ready\n"), 0o644); err != nil {
-			r.logf("ready file: %v", err)
-		}
-	}
+	r.makeReady()
 	r.notify("READY=1")
 	r.logf("every node holds its lock: ready")
 }
 
-// notify sends a state to the notify socket (sd_notify(3)), if there is
-// one.
+// notifyTimeout bounds each send to the notify socket: a reader that
+// does not read (its queue full) costs the run no more than this.
+const notifyTimeout = 500 * time.Millisecond
+
+// notify queues a state for the notify socket (sd_notify(3)), if there is
+// one. The sends are made in order by a goroutine of their own, never by
+// the loop, so that a socket that blocks cannot delay acting on a TERM.
 func (r *run) notify(state string) {
 	if r.notifyAddr == "" {
 		return
 	}
-	if err := sdNotify(r.notifyAddr, state); err != nil {
-		r.logf("notify socket %s: %v", r.notifyAddr, err)
+	if r.notifyq == nil {
+		r.notifyq, r.notified = make(chan string, 4), make(chan struct{})
+		go func() {
+			defer close(r.notified)
+			for state := range r.notifyq {
+				if err := sdNotify(r.notifyAddr, state, notifyTimeout); err != nil {
+					r.logf("notify socket %s: %s: %v", r.notifyAddr, state, err)
+				}
+			}
+		}()
+	}
+	select {
+	case r.notifyq <- state:
+	default:
+		r.logf("notify socket %s: %s dropped: the socket takes nothing", r.notifyAddr, state)
 	}
 }
 
-// sdNotify sends one datagram to the unix socket addr; a name starting
-// with '@' is in the abstract namespace (unix.SockaddrUnix maps it).
+// endNotify lets the last states go out, each within its deadline.
+func (r *run) endNotify() {
+	if r.notifyq != nil {
+		close(r.notifyq)
+		<-r.notified
+	}
+}
+
+// sdNotify sends one datagram to the unix socket addr, giving up after
+// timeout; a name starting with '@' is in the abstract namespace
+// (unix.SockaddrUnix maps it). The socket is non-blocking: a full queue
+// at the reader is waited out with poll, up to the deadline.
 //
 // Raw system calls, not package net: net links the cgo resolver, which
 // makes the binary dynamic, and every exec step (one per node started)
 // would then pay for ld.so and glibc's start-up, about a third of its
 // CPU on this machine (docs/benchmarks.md).
-func sdNotify(addr, state string) error {
+func sdNotify(addr, state string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
 	// Not every Unix has SOCK_CLOEXEC: under ForkLock, as package net
 	// does there, no node started meanwhile inherits the socket.
 	syscall.ForkLock.RLock()
@@ -60,5 +86,25 @@ func sdNotify(addr, state string) error {
 		return err
 	}
 	defer unix.Close(fd)
-	return unix.Sendto(fd, []byte(state), 0, &unix.SockaddrUnix{Name: addr})
+	if err := unix.SetNonblock(fd, true); err != nil {
+		return err
+	}
+	// Connected, poll says when the reader's queue has room again.
+	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: addr}); err != nil {
+		return err
+	}
+	for {
+		_, err := unix.Write(fd, []byte(state))
+		if err != unix.EAGAIN && err != unix.EINTR {
+			return err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return fmt.Errorf("not sent within %s: its reader does not read", timeout)
+		}
+		// At most 50ms at a time: where poll does not watch the reader's
+		// queue, the send is tried again.
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+		unix.Poll(pfd, int(min(left, 50*time.Millisecond)/time.Millisecond)+1)
+	}
 }

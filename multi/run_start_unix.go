@@ -18,6 +18,7 @@ import (
 // started takes in the result of a node's start.
 func (r *run) started(rn *runNode, res Result) {
 	rn.starting = false
+	rn.res = res
 	r.mu.Lock()
 	delete(r.standby, rn.n.Name)
 	r.mu.Unlock()
@@ -50,12 +51,12 @@ func (r *run) started(rn *runNode, res Result) {
 	}
 	var ee *exitError
 	if errors.As(res.Err, &ee) {
-		r.onExit(rn, ee.status)
+		r.onExit(rn, ee.status, res.Err)
 		return
 	}
 	// It cannot run here (no program, a lock held elsewhere, ...): no
 	// policy makes that better.
-	r.decide(ExitCode(res.Err))
+	r.decide(ExitCode(res.Err), res.Err)
 	r.requestStop(rn.n.Name + " could not start")
 }
 

@@ -41,7 +41,18 @@ const outputGrace = time.Second
 // reports it: the first node that exited unexpectedly decides (its exit
 // code, or 128+signal; 127 when its program does not exist, 126 when it
 // cannot be executed; 1 for another failure to start); after a requested
-// stop, 0 when every node exited 0 or by the stop signal.
+// stop, 0 when every node exited 0 or by the stop signal; 1 when a node
+// could not be stopped through its pidfile ([ErrStopFailed]: the run then
+// signals its own child directly, and KILLs it after c.Timeout). With a
+// code other than 0 comes a [*RunError]: the node that decided it, why
+// (errors.Is: [ErrCommandNotFound], [ErrCommandNotExecutable],
+// [ErrExitedAtOnce], [ErrNodeExited], [ErrStopFailed],
+// [ErrDuplicateNode], ...) and each node's last result. Another error
+// ([ErrRunUnderWay]) means the run did not begin.
+//
+// A library caller gets its process back as it was: the child subreaper
+// flag as it found it, and its signal handling (Run only adds channels of
+// its own, and stops them).
 //
 // What it does meanwhile:
 //
@@ -72,7 +83,7 @@ const outputGrace = time.Second
 func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 	rp := newReaper()
 	if !active.CompareAndSwap(nil, rp) {
-		return 1, errors.New("multi: run: another run is under way in this process")
+		return 1, fmt.Errorf("multi: run: %w", ErrRunUnderWay)
 	}
 	defer active.Store(nil)
 	r := &run{c: c, o: o, rp: rp, byPID: map[int]*runNode{}, early: map[int]syscall.WaitStatus{},
@@ -81,20 +92,31 @@ func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 		r.notifyAddr = os.Getenv("NOTIFY_SOCKET")
 	}
 	if os.Getpid() != 1 {
-		if err := setSubreaper(); err != nil {
+		restore, err := setSubreaper()
+		if err != nil {
 			r.logf("cannot become a child subreaper (orphans of the nodes will not be reaped here): %v", err)
 		}
+		defer restore()
 	}
 	// A log reader that goes away (a closed stdout pipe) must not end the
-	// run and leave its nodes unsupervised: writes fail instead.
-	signal.Ignore(syscall.SIGPIPE)
+	// run and leave its nodes unsupervised: writes fail instead. Notify,
+	// not Ignore: Stop undoes it for a library caller, and the nodes do
+	// not inherit SIGPIPE ignored.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
 	chld := make(chan os.Signal, 1)
 	signal.Notify(chld, syscall.SIGCHLD)
 	defer signal.Stop(chld)
-	r.sigs = make(chan os.Signal, 16)
-	signal.Notify(r.sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT,
-		syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
-	defer signal.Stop(r.sigs)
+	// The stop signals have a channel of their own: the runtime drops a
+	// signal whose channel is full, and a storm of forwarded ones must
+	// never make it drop a TERM.
+	r.stops = make(chan os.Signal, 4)
+	signal.Notify(r.stops, syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT)
+	defer signal.Stop(r.stops)
+	r.fwd = make(chan os.Signal, 16)
+	signal.Notify(r.fwd, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
+	defer signal.Stop(r.fwd)
 	quit, reaped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(reaped)
@@ -118,7 +140,7 @@ func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 		c.Timeout = DefaultRunTimeout
 	}
 	defer close(r.done)
-	return r.loop(ctx), nil
+	return r.loop(ctx)
 }
 
 // run is the state of one [Cluster.Run]; only its loop goroutine touches
@@ -128,8 +150,9 @@ type run struct {
 	o  RunOptions
 	rp *reaper
 
-	sigs   chan os.Signal
-	events chan func() // work for the loop, from other goroutines
+	stops  chan os.Signal // TERM, INT, QUIT
+	fwd    chan os.Signal // the signals forwarded to the nodes
+	events chan func()    // work for the loop, from other goroutines
 	done   chan struct{}
 
 	nodes []*runNode
@@ -137,6 +160,7 @@ type run struct {
 	early map[int]syscall.WaitStatus // exits seen before their start's result
 
 	code    int
+	why     error // what decided code
 	decided bool
 	// stopping: the stop has begun; stopSignals counts TERM, INT, QUIT.
 	stopping     bool
@@ -146,6 +170,10 @@ type run struct {
 	end          bool
 	ready        bool
 	notifyAddr   string
+	notifyq      chan string   // states for the notify socket, in order
+	notified     chan struct{} // closed once notifyq is drained
+
+	files runFiles
 
 	mu      sync.Mutex
 	standby map[string]*exec.Cmd // nodes waiting for their lock; cmd once started
@@ -163,6 +191,10 @@ type runNode struct {
 	restarts int
 	since    time.Time
 	stoodBy  bool // started as a standby once
+	// stopFailed: its stop through its pidfile failed (see stopDirect).
+	stopFailed bool
+	direct     *time.Timer // its KILL, once signalled directly
+	res        Result      // its last result, for RunError
 }
 
 func (r *run) logf(format string, args ...any) {
@@ -181,23 +213,43 @@ func (r *run) post(f func()) {
 	}
 }
 
-func (r *run) decide(code int) {
+// decide sets the run's exit code and why, unless it is set already.
+func (r *run) decide(code int, why error) {
 	if !r.decided {
-		r.code, r.decided = code, true
+		r.code, r.why, r.decided = code, why, true
 	}
 }
 
-func (r *run) loop(ctx context.Context) int {
+// result is how the run ended: its code, and a [*RunError] unless it is 0.
+func (r *run) result() (int, error) {
+	if r.code == 0 {
+		return 0, nil
+	}
+	e := &RunError{Code: r.code, Err: r.why}
+	var ne *NodeError
+	if errors.As(r.why, &ne) {
+		e.Node = ne.Node
+	}
+	for _, rn := range r.nodes {
+		e.Results = append(e.Results, rn.res)
+	}
+	return r.code, e
+}
+
+func (r *run) loop(ctx context.Context) (int, error) {
 	results := r.c.results()
 	for i := range results {
 		r.nodes = append(r.nodes, &runNode{n: results[i].Node})
 	}
-	if !r.c.checkDistinct("run", results) || !r.c.checkRecords("run", results) || !r.c.makeRunDir("run", results) {
+	if !r.c.checkDistinct("run", results) || !r.c.checkRecords("run", results) || !r.c.makeRunDir("run", results) || !r.checkReadyFile(results) {
 		for i := range results {
 			r.c.report(&results[i])
+			r.nodes[i].res = results[i]
 		}
-		return 1
+		r.decide(1, results[0].Err)
+		return r.result()
 	}
+	r.openTags()
 	for _, rn := range r.nodes {
 		r.tag(rn)
 		rn.starting = true
@@ -218,8 +270,17 @@ func (r *run) loop(ctx context.Context) int {
 		if r.graceTimer != nil {
 			grace = r.graceTimer.C
 		}
+		// A stop signal first, however many others are waiting.
 		select {
-		case s := <-r.sigs:
+		case s := <-r.stops:
+			r.signal(s.(syscall.Signal))
+			continue
+		default:
+		}
+		select {
+		case s := <-r.stops:
+			r.signal(s.(syscall.Signal))
+		case s := <-r.fwd:
 			r.signal(s.(syscall.Signal))
 		case <-ctxDone:
 			ctxDone = nil
@@ -231,23 +292,18 @@ func (r *run) loop(ctx context.Context) int {
 		case f := <-r.events:
 			f()
 		case <-grace:
-			r.logf("every lock is released; not waiting longer for the exit of %s", r.runningNames())
-			r.end = true
+			r.giveUp()
 		}
 	}
 	r.finish()
-	return r.code
+	r.endNotify()
+	return r.result()
 }
 
 // finish undoes what the run left: ready file, run tags; and lets the
 // last lines of output through.
 func (r *run) finish() {
-	if r.o.ReadyFile != "" {
-		os.Remove(r.o.ReadyFile)
-	}
-	for _, rn := range r.nodes {
-		os.Remove(runTagPath(r.c.rundir(), rn.n.Name))
-	}
+	r.closeFiles()
 	flushed := make(chan struct{})
 	go func() {
 		r.out.Wait()
@@ -258,12 +314,6 @@ func (r *run) finish() {
 	select {
 	case <-flushed:
 	case <-t.C:
-	}
-}
-
-func (r *run) tag(rn *runNode) {
-	if err := r.c.tagRun(rn.n.Name); err != nil {
-		r.logf("%s: cannot leave its run tag (a stop from another shell will look like a failure): %v", rn.n.Name, err)
 	}
 }
 
@@ -281,6 +331,12 @@ func (r *run) signal(sig syscall.Signal) {
 			if rn.pid > 0 {
 				if _, err := signalNode(rn.n.PidFile, rn.pid, syscall.SIGKILL, r.c.Group); err != nil && !errors.Is(err, ErrNotRunning) {
 					r.logf("%s: %v", rn.n.Name, err)
+					// Its own child all the same (see stopDirect).
+					if r.rp.signalKid(rn.pid, syscall.SIGKILL) == nil {
+						rn.stopFailed = true
+						r.decide(1, &NodeError{Node: rn.n.Name, Op: "run", Err: fmt.Errorf("%w: %w", ErrStopFailed, err)})
+						r.logf("%s: sent KILL to its process (pid %d), the run's own child", rn.n.Name, rn.pid)
+					}
 				}
 			}
 		}

@@ -8,7 +8,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -170,5 +171,38 @@ func TestStartDuplicateNode(t *testing.T) {
 	c.Nodes[1].PidFile = c.Nodes[0].PidFile
 	if _, err := c.Start(context.Background()); !errors.Is(err, multi.ErrDuplicateNode) {
 		t.Fatalf("two nodes, one pidfile: %v; want ErrDuplicateNode", err)
+	}
+}
+
+// A pidfile folder that others can write to is refused, naming it, unless
+// the Cluster accepts it (AllowSharedFolders); then the exec step and a
+// node that locks its own pidfile reach it too (MULTI_SHARED_FOLDERS), and
+// the record, in a rundir only root can write to, is still written.
+func TestSharedPidfileFolder(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, for a folder of root's that others can write to")
+	}
+	t.Parallel()
+	shared := filepath.Join(t.TempDir(), "shared")
+	if err := os.Mkdir(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(shared, 0o777|os.ModeSticky)
+	c := selfCluster(t, "own")
+	c.Nodes[0].PidFile = filepath.Join(shared, "w1.pid")
+	// Through the exec step, which reports the error as text.
+	want := "folder " + shared + " (owner uid 0, mode 1777) can be written by others"
+	if _, err := c.Start(context.Background()); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Start in a shared folder: %v; want %q", err, want)
+	}
+	c.AllowSharedFolders = true
+	if _, err := c.Start(context.Background()); err != nil {
+		t.Fatalf("Start with AllowSharedFolders: %v", err)
+	}
+	if info, err := pidfile.Inspect(c.Nodes[0].PidFile); err != nil || info.State != pidfile.Running {
+		t.Fatalf("Inspect: %+v, %v; want running", info, err)
+	}
+	if _, err := nodes.ReadRecord(c.RunDir, "w1"); err != nil {
+		t.Errorf("the record in a safe rundir: %v", err)
 	}
 }

@@ -63,7 +63,16 @@ func awaitOwnLock(ctx context.Context, cmd *exec.Cmd, n nodes.Node, timeout time
 			}
 			lockedBy = info.PID
 		}
+		if lockedBy == 0 && testHookSelfLockUnheld != nil {
+			testHookSelfLockUnheld(pid)
+		}
 		if exited(pid) {
+			// Another instance's lock is why a node exits at once in a
+			// race of starts (OwnFromEnv's ErrAlreadyRunning): already
+			// running, not a failure.
+			if h := otherHolder(n, pid); h != nil {
+				return giveUp(h)
+			}
 			return giveUp(nil)
 		}
 		if time.Now().After(deadline) && lockedBy != 0 {
@@ -86,6 +95,24 @@ func awaitOwnLock(ctx context.Context, cmd *exec.Cmd, n nodes.Node, timeout time
 		}
 		delay = min(2*delay, 50*time.Millisecond)
 	}
+}
+
+// testHookSelfLockUnheld, when set by a test, runs when awaitOwnLock has
+// seen the lock not held by the node pid, before it asks whether pid
+// exited.
+var testHookSelfLockUnheld func(pid int)
+
+// otherHolder returns a [*pidfile.HeldError] when n's lock is held by a
+// process that is neither pid nor of its session: another instance.
+func otherHolder(n nodes.Node, pid int) error {
+	info, err := pidfile.Inspect(n.PidFile)
+	if err != nil || info.State != pidfile.Running || info.PID <= 0 || info.PID == pid {
+		return nil
+	}
+	if sid, _ := unix.Getsid(info.PID); sid == pid {
+		return nil
+	}
+	return &pidfile.HeldError{Path: n.PidFile, PID: info.PID}
 }
 
 // killChild SIGKILLs this process's own unreaped child pid (so the pid

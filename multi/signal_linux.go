@@ -4,6 +4,7 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"golang.org/x/sys/unix"
 )
@@ -31,7 +32,11 @@ const pidfdSignalProcessGroup = 1 << 2
 // its own group ([checkGroupLeader]); kernels before 6.9 refuse that flag,
 // and then kill(-pid) follows, with the leader pinned and seen alive just
 // before.
-func sendPinned(h *pidfile.Handle, p safePID, sig syscall.Signal, cont, group bool, pin **os.File) (bool, error) {
+//
+// If want names a process (the node's record does), the pinned holder
+// must be that process ([pinnedIs]: the pidfd's inode, else pid and start
+// time); if not, nothing is signalled and the error is a [*HolderError].
+func sendPinned(h *pidfile.Handle, p safePID, want nodes.Started, sig syscall.Signal, cont, group bool, pin **os.File) (bool, error) {
 	pid := int(p)
 	pfd, err := unix.PidfdOpen(pid, 0)
 	switch err {
@@ -41,6 +46,9 @@ func sendPinned(h *pidfile.Handle, p safePID, sig syscall.Signal, cont, group bo
 	case unix.ENOSYS, unix.EPERM, unix.EINVAL:
 		// No pidfds here (old kernel, seccomp): the checked kill is all
 		// there is.
+		if want.PID != 0 && !procIs(pid, want) {
+			return true, holderError(pid, want)
+		}
 		return true, killUnpinned(p, sig, cont, group)
 	default:
 		return false, err
@@ -57,6 +65,12 @@ func sendPinned(h *pidfile.Handle, p safePID, sig syscall.Signal, cont, group bo
 	}
 	if state != pidfile.Running || now != pid {
 		return false, nil
+	}
+	if want.PID != 0 && !pinnedIs(pfd, pid, want) {
+		if unix.PidfdSendSignal(pfd, 0, nil, 0) == unix.ESRCH {
+			return false, nil // exited since the lock test: look again
+		}
+		return true, holderError(pid, want)
 	}
 	if err := sendOnPidfd(pfd, p, sig, cont, group); err != nil {
 		return true, err

@@ -6,6 +6,7 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
@@ -13,8 +14,12 @@ import (
 const maxSignal = 32
 
 // sendPinned has no pidfd to pin the process with here: it kills right after
-// the caller's lock check, which is as close as kill(2) gets.
-func sendPinned(h *pidfile.Handle, p safePID, sig syscall.Signal, cont, group bool, pin **os.File) (bool, error) {
+// the caller's lock check, which is as close as kill(2) gets, once the
+// holder is seen to be want, if want names a process ([procIs]).
+func sendPinned(h *pidfile.Handle, p safePID, want nodes.Started, sig syscall.Signal, cont, group bool, pin **os.File) (bool, error) {
+	if want.PID != 0 && !procIs(int(p), want) {
+		return true, holderError(int(p), want)
+	}
 	return true, killUnpinned(p, sig, cont, group)
 }
 

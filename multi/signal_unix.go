@@ -9,6 +9,7 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"golang.org/x/sys/unix"
 )
@@ -46,8 +47,11 @@ func isStopSignal(sig syscall.Signal) bool {
 //
 // After a signal that ends a process (see [contFollows]) SIGCONT goes the
 // same way, as systemd sends it, so that a stopped node gets the signal.
+//
+// signalNode checks the holder against no record: its callers name the
+// process they expect (multi run, its own child) or are tests.
 func signalNode(path string, expect int, sig syscall.Signal, group bool) (pidfile.Info, error) {
-	info, h, _, err := signalKeep(path, expect, sig, group, false, nil, false)
+	info, h, _, err := signalKeep(path, expect, nodes.Started{}, sig, group, false, nil, false)
 	if h != nil {
 		h.Close()
 	}
@@ -62,7 +66,10 @@ func signalNode(path string, expect int, sig syscall.Signal, group bool) (pidfil
 // With pin it also returns, open, the pidfd (Linux) that pinned the
 // process it signalled, for the wait to watch; nil if
 // there is none. The caller closes it.
-func signalKeep(path string, expect int, sig syscall.Signal, group, rw bool, dirs *pidfile.Folders, pin bool) (info pidfile.Info, h *pidfile.Handle, pidfd *os.File, err error) {
+//
+// If want names a process (the node's record does), the pinned holder
+// must be it (see [sendPinned]): else a [*HolderError], and no signal.
+func signalKeep(path string, expect int, want nodes.Started, sig syscall.Signal, group, rw bool, dirs *pidfile.Folders, pin bool) (info pidfile.Info, h *pidfile.Handle, pidfd *os.File, err error) {
 	open := pidfile.Open
 	if rw {
 		open = dirs.OpenToRemove
@@ -81,7 +88,7 @@ func signalKeep(path string, expect int, sig syscall.Signal, group, rw bool, dir
 	if pin {
 		pp = &pidfd
 	}
-	info, err = signalOn(&h, path, open, expect, sig, group, pp)
+	info, err = signalOn(&h, path, open, expect, want, sig, group, pp)
 	if err != nil && pidfd != nil {
 		pidfd.Close()
 		pidfd = nil
@@ -92,7 +99,7 @@ func signalKeep(path string, expect int, sig syscall.Signal, group, rw bool, dir
 // signalOn is signalKeep's loop on the open handle *h, which it replaces
 // (through open) when the path names a new file. If pin is not nil, *pin
 // gets the pidfd that pinned the process signalled, if any.
-func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Handle, error), expect int, sig syscall.Signal, group bool, pin **os.File) (info pidfile.Info, err error) {
+func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Handle, error), expect int, want nodes.Started, sig syscall.Signal, group bool, pin **os.File) (info pidfile.Info, err error) {
 	var bw pidfile.BriefWaiter
 	brief := bw.Wait
 	for try := 0; try < 100; try++ {
@@ -134,6 +141,9 @@ func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Hand
 		if expect > 0 && pid != expect {
 			return info, ErrNotRunning
 		}
+		if pid == os.Getpid() {
+			return info, fmt.Errorf("%w: pidfile %s is locked by this process (pid %d); not signalled", ErrOwnNode, path, pid)
+		}
 		// The one check of this pid: what follows takes only a safePID.
 		p, err := checkPID(pid)
 		if err != nil {
@@ -142,7 +152,12 @@ func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Hand
 		if testHookBeforePin != nil {
 			testHookBeforePin(pid)
 		}
-		sent, err := sendPinned(h, p, sig, contFollows(sig), group, pin)
+		sent, err := sendPinned(h, p, want, sig, contFollows(sig), group, pin)
+		var he *HolderError
+		if errors.As(err, &he) {
+			he.PidFile = path
+			return info, he
+		}
 		if err != nil {
 			target := "pid"
 			if group {
@@ -161,23 +176,31 @@ func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Hand
 // process a stopwait signalled and is waiting for, through what that
 // signal left open: h, the pidfile's handle, and pidfd, the pidfd that
 // pinned expect then. Neither is opened again. Only when expect still
-// holds the lock on h is it signalled, through that pidfd: a pidfd names
-// one process for good, so a pid reused since cannot get the signal. A
-// lock let go, or now another process's, gives ErrNotRunning. Without h
-// or pidfd it is signalNode (the pidfile opened again, the holder pinned
-// anew).
-func killHeld(h *pidfile.Handle, pidfd *os.File, path string, expect int, sig syscall.Signal, group bool) error {
+// holds the lock on h, or has let go of it and lives on (its pidfd not
+// yet readable: exiting, or lingering), is it signalled, through that
+// pidfd: a pidfd names one process for good, so a pid reused since
+// cannot get the signal. A lock let go by a process that has exited, or
+// now another process's, gives ErrNotRunning. Without h or pidfd it is
+// signalKeep (the pidfile opened again, the holder pinned anew and
+// checked against want, the process the node's record names).
+func killHeld(h *pidfile.Handle, pidfd *os.File, path string, expect int, want nodes.Started, sig syscall.Signal, group bool) error {
 	if h == nil || pidfd == nil {
-		_, err := signalNode(path, expect, sig, group)
+		_, h, _, err := signalKeep(path, expect, want, sig, group, false, nil, false)
+		if h != nil {
+			h.Close()
+		}
 		return err
 	}
 	state, pid, err := h.Holder()
 	if err != nil {
 		return err
 	}
-	if state != pidfile.Running || pid != expect {
+	if (state != pidfile.Running || pid != expect) && pidfdGone(pidfd) {
 		return ErrNotRunning
 	}
+	// Held still, or let go by a process that lives on: the pidfd names
+	// the process signalled first, for good.
+	pid = expect
 	p, err := checkPID(pid)
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"golang.org/x/sys/unix"
@@ -54,6 +55,12 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 	if err != nil {
 		return nil, nil, false
 	}
+	// Counted before anything is made: a node refused leaves no logfile.
+	done, err := tasks.take(1)
+	if err != nil {
+		return nil, err, true
+	}
+	defer func() { done(ch != nil) }()
 	log, err := nodes.OpenLogfile(n.LogFile)
 	if err != nil {
 		return nil, nil, false
@@ -70,7 +77,7 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 		ch.logOff = st.Size() // the log is appended to: show only this run's lines
 	}
 
-	s := &forkSpec{nullFD: int(null.Fd()), logFD: int(log.Fd()), fdcwd: unix.AT_FDCWD, maxFD: maxFD()}
+	s := &forkSpec{nullFD: int(null.Fd()), logFD: int(log.Fd()), dirFD: -1, fdcwd: unix.AT_FDCWD, maxFD: maxFD()}
 	s.lk.Type = syscall.F_WRLCK // whole file: Whence, Start and Len 0
 	if s.path, err = syscall.BytePtrFromString(path); err != nil {
 		return nil, nil, false
@@ -79,11 +86,19 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 		return nil, nil, false
 	}
 	if n.Dir != "" {
-		if s.dir, err = syscall.BytePtrFromString(n.Dir); err != nil {
-			return nil, nil, false
+		// The child changes to the folder the walk reached, not to a
+		// path that could be swapped for a link meanwhile.
+		wd, err := nodes.OpenWorkDir(n)
+		if err != nil || wd.Fd() < 3 {
+			if err == nil {
+				wd.Close()
+			}
+			return nil, nil, false // the exec step says why
 		}
+		defer wd.Close()
+		s.dirFD = int(wd.Fd())
 	}
-	if v := envValue(env, stepWaitEnv); v != "" {
+	if v := envValue(env, stepWaitEnv); v != "" && testhooks.On() {
 		if s.waitFifo, err = syscall.BytePtrFromString(v); err != nil {
 			return nil, nil, false
 		}
@@ -120,7 +135,7 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 			// No child (no process or descriptor left): a pidfile this
 			// made is left empty and unlocked; one there before, stale.
 			pidfile.RemoveStale(n.PidFile)
-			return nil, err, true
+			return nil, forkErr(err), true
 		}
 		ch.pid = pid
 		ch.cmd = &exec.Cmd{Path: path, Args: n.Command, Process: mustFind(pid)}
@@ -150,6 +165,13 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 				continue
 			}
 			return nil, fmt.Errorf("pidfile %s: replaced again and again while being locked", n.PidFile), true
+		}
+		// Whatever stage failed, the child holds no lock now: a pidfile
+		// the parent made is left empty, one there before is stale.
+		// Neither is left behind (a node whose folder is gone is
+		// stopped, not stale); a holder's is never removed.
+		pidfile.RemoveStale(n.PidFile)
+		switch stage {
 		case forkSetsid:
 			return nil, os.NewSyscallError("setsid", errno), true
 		case forkChdir:
@@ -159,8 +181,6 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 		case forkDup:
 			return nil, fmt.Errorf("logfile %s: %w", n.LogFile, errno), true
 		}
-		// The lock was taken, and the pid written: the file is stale now.
-		pidfile.RemoveStale(n.PidFile)
 		switch stage {
 		case forkWrite:
 			return nil, fmt.Errorf("pidfile %s: cannot write the pid: %w", n.PidFile, errno), true
@@ -248,9 +268,10 @@ func forkEnviron(env []string, n nodes.Node, fd int) []string {
 }
 
 // stepHooked: the environment sets the tests' hook that holds the lock
-// inside pidfile.Acquire, which only the exec step runs.
+// inside pidfile.Acquire, which only the exec step runs (test builds
+// only: package testhooks).
 func stepHooked(env []string) bool {
-	return envValue(env, "_MULTI_TEST_HOLD_LOCK") != ""
+	return testhooks.On() && envValue(env, "_MULTI_TEST_HOLD_LOCK") != ""
 }
 
 // envValue is the value of key in env, the last one if several.

@@ -29,16 +29,38 @@ import (
 // settle window ends ([child.recheck]) and then lets it go.
 func spawn(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Duration) (*child, error) {
 	if ch, err, ok := spawnFork(n, env); ok {
-		return ch, err
+		return ch, withLimitHint(err)
 	}
 	self, err := selfExe()
 	if err != nil {
 		return nil, err
 	}
+	done, err := tasks.take(stepTasks)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := spawnStep(ctx, n, env, lockTimeout, self)
+	done(err == nil)
+	return ch, withLimitHint(err)
+}
+
+// spawnStep is spawn through the exec step, the program self.
+func spawnStep(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Duration, self string) (*child, error) {
+	extra := []*os.File{nil}
+	if n.Dir != "" {
+		// The step changes to the folder the walk reached (see stepDirEnv).
+		wd, err := nodes.OpenWorkDir(n)
+		if err != nil {
+			return nil, err
+		}
+		defer wd.Close()
+		extra = append(extra, wd)
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
+	extra[0] = w
 	ch := &child{node: n, born: time.Now()}
 	if st, err := os.Stat(n.LogFile); err == nil {
 		ch.logOff = st.Size() // the log is appended to: show only this run's lines
@@ -52,8 +74,7 @@ func spawn(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Dur
 		Path:        self,
 		Args:        append([]string{"multi: exec " + n.Name, n.PidFile, n.LogFile, "--"}, n.Command...),
 		Env:         stepEnviron(env, step, n),
-		Dir:         n.Dir,
-		ExtraFiles:  []*os.File{w},
+		ExtraFiles:  extra,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
 	started := prepareRun(cmd, n)
@@ -61,7 +82,7 @@ func spawn(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Dur
 	w.Close()
 	started(err)
 	if err != nil {
-		return nil, err
+		return nil, forkErr(err)
 	}
 	ch.cmd, ch.pid = cmd, cmd.Process.Pid
 	msg, _ := io.ReadAll(r)
@@ -143,7 +164,7 @@ func (ch *child) recheck() error {
 		}
 	}
 	_, err := ch.confirm()
-	return err
+	return withLimitHint(err)
 }
 
 // stepError is a failure the exec step reported, with the error it
@@ -178,7 +199,7 @@ func (ch *child) confirm() (*os.Process, error) {
 		return cmd.Process, nil
 	}
 	killed := false
-	if !exited(cmd.Process.Pid) {
+	if !exited(cmd.Process.Pid) && !onItsWay(cmd.Process.Pid, err == nil && info.State == pidfile.Absent) {
 		killed = cmd.Process.Signal(syscall.SIGKILL) == nil
 	}
 	ws, werr := waitChild(cmd)
@@ -207,6 +228,20 @@ func (ch *child) confirm() (*os.Process, error) {
 			strings.Join(names, ", "))
 	}
 	return nil, &exitError{status: ws, err: fmt.Errorf("%w %s", ErrExitedAtOnce, msg)}
+}
+
+// onItsWay reports whether pid, this process's unreaped child whose lock
+// is not held (its pidfile gone, if released), was on its way out and has exited, waited for as
+// [waitOnItsWay] does: a node that has begun to exit, or has released its
+// lock and removed its pidfile (a self-locking node's Lock.Release) just
+// before it exits, stopped in its settle window by someone else. Such a
+// node is not killed mid-exit.
+func onItsWay(pid int, released bool) bool {
+	p, err := nodes.ReadProc(pid)
+	if err != nil {
+		return false
+	}
+	return waitOnItsWay(context.Background(), nodes.Started{PID: pid, StartTicks: p.StartTicks}, p, released, goneWait)
 }
 
 // seeLog is where the node's output went: its logfile, or under Run,
@@ -247,7 +282,8 @@ func execFailKind(err error) string {
 	switch {
 	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
 		return "noent"
-	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOEXEC):
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOEXEC), errors.Is(err, syscall.EISDIR):
+		// A folder is there, but is no program (a shell's 126 too).
 		return "noexec"
 	}
 	return "fail"

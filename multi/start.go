@@ -63,6 +63,19 @@ func (c *Cluster) startAll(ctx context.Context, results []Result, verb func(int)
 		batch = max(1, budget/2)
 		workers = max(1, min(startWorkers, (budget-batch)/startFDs))
 	}
+	// Under a task limit, fewer workers, and this process's threads made
+	// now, before the nodes take the room.
+	workers, end, err := beginTasks(len(results), workers)
+	if err != nil {
+		for i := range results {
+			if _, ok := verb(i); ok {
+				results[i].fail("start", err)
+			}
+			c.report(&results[i])
+		}
+		return
+	}
+	defer end()
 	for lo := 0; lo < len(results); lo += batch {
 		hi := min(lo+batch, len(results))
 		c.startBatch(ctx, results[lo:hi], workers, func(i int) (string, bool) { return verb(lo + i) })
@@ -229,7 +242,14 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 	if prevErr == nil && prevStarted.PID > 0 && infoErr == nil {
 		// The recorded process may run without its lock: a second copy
 		// would run beside it.
-		if lost := c.lostProc(n, info); lost != nil {
+		// One on its way out (stopped a moment ago) is waited for.
+		lost, stopping := c.lostProc(ctx, n, info, goneWait)
+		if stopping != 0 {
+			r.PID = stopping
+			r.fail("start", stoppingError(stopping))
+			return nil
+		}
+		if lost != nil {
 			lost.Start = true
 			r.PID = lost.PID
 			r.fail("start", lost)
@@ -245,11 +265,14 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 		r.fail("start", held)
 		return nil
 	}
-	// A record that says this already (a start after a stop, with the
-	// same command) is not written again: its process is rewritten once
-	// the node runs. One file fewer made and deleted per node, which costs
-	// on a disk (docs/benchmarks.md).
-	same := prevErr == nil && reflect.DeepEqual(prev, n)
+	// A record that says this already, and names no process, is not
+	// written again: its process is written once the node runs (one write
+	// fewer per node, docs/benchmarks.md). One that names a process (a
+	// start after a stop) is written again without it, so that until this
+	// start records its own node a stop meanwhile, or after this start is
+	// killed, checks the new holder against no process rather than against
+	// the old one.
+	same := prevErr == nil && prevStarted.PID == 0 && reflect.DeepEqual(prev, n)
 	if !same {
 		if err := nodes.WriteRecord(rundir, n); err != nil {
 			r.fail("start", err)
@@ -286,7 +309,10 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 	var held *pidfile.HeldError
 	if errors.As(err, &held) {
 		if prevErr == nil {
-			restore()
+			if st, put := c.heldRecord(n, prevStarted, held.PID); put {
+				prevStarted = st
+				restore()
+			}
 		}
 		r.PID = held.PID
 		r.Msg = held.Error()
@@ -307,12 +333,11 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 	// record is synced like the first write: a node never leaves a
 	// half-written record, and on a tmpfs such as /run it costs nothing.
 	var mine nodes.Started
-	if p, err := nodes.ReadProc(ch.pid); err == nil {
-		s := nodes.Started{PID: ch.pid, StartTicks: p.StartTicks}
-		if err := nodes.WriteRecordStarted(rundir, n, s); err != nil {
+	if st, err := identify(ch.pid); err == nil {
+		if err := nodes.WriteRecordStarted(rundir, n, st); err != nil {
 			r.warn("could not record the node's process: " + err.Error())
 		} else {
-			mine = s
+			mine = st
 		}
 	}
 	// undo, once the record lock is let go: puts back the record there

@@ -16,6 +16,10 @@ type Status struct {
 	// (State is Absent or Stale) but the process its record names, with
 	// the same start time, still runs.
 	Lost *LostError
+	// Stopping, if not 0, is the pid of the node's process that has let
+	// go of its lock and is exiting (State is Absent or Stale): the node
+	// is on its way out, not lost.
+	Stopping int
 	// Err is set when the pidfile could not be inspected, or is locked by
 	// something that is not a node (State [pidfile.Foreign]; Err then
 	// matches [ErrForeignLock]).
@@ -35,7 +39,8 @@ func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
 			// Not a node's lock: status cannot tell (LSB "unknown").
 			err = info.LockErr
 		case err == nil:
-			out[i].Lost = c.lostProc(n, info)
+			// A process on its way out is given a moment, not waited for.
+			out[i].Lost, out[i].Stopping = c.lostProc(ctx, n, info, 0)
 		}
 		if err != nil {
 			out[i].Err = &NodeError{Node: n.Name, Op: "status", Err: err}

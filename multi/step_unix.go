@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"golang.org/x/sys/unix"
@@ -71,6 +74,21 @@ func execStep(args []string, selfLock bool) {
 		fail("fail", errors.New("exec step: bad arguments"))
 	}
 	pidPath, logfile, argv := args[0], args[1], args[3:]
+	// The folders the launcher accepted (--allow-shared-folders); only
+	// a node that locks its own pidfile reaches them too.
+	nodes.AcceptSharedFromEnv()
+	if !selfLock {
+		os.Unsetenv(nodes.SharedEnv)
+	}
+	if os.Getenv(stepDirEnv) != "" {
+		// The working folder, as the launcher's walk reached it: never a
+		// path a link could have replaced since.
+		os.Unsetenv(stepDirEnv)
+		if err := unix.Fchdir(dirFD); err != nil {
+			fail("fail", fmt.Errorf("working folder: %w", err))
+		}
+		unix.Close(dirFD)
+	}
 	// Run mode (see [Cluster.Run]): output to the inherited pipes, and a
 	// held lock waited for.
 	inherit, standby := os.Getenv(stepOutEnv) != "", os.Getenv(stepStandbyEnv) != ""
@@ -131,7 +149,7 @@ func execStep(args []string, selfLock bool) {
 	if err != nil {
 		failExec(err)
 	}
-	if p := os.Getenv(stepWaitEnv); p != "" {
+	if p := testhooks.Getenv(stepWaitEnv); p != "" {
 		// Tests stop the step here, its pidfile locked, to kill multi
 		// start at this point: the open waits for a reader of the FIFO.
 		os.Unsetenv(stepWaitEnv)
@@ -163,12 +181,38 @@ func execStep(args []string, selfLock bool) {
 		}
 		os.Setenv(pidfile.EnvPidfileFD, strconv.Itoa(fd))
 	}
+	defaultSignals()
 	err = syscall.Exec(path, argv, os.Environ())
 	failExec(&exec.Error{Name: argv[0], Err: err})
 }
 
+// defaultSignals readies this process to exec a node that starts with
+// no signal ignored and (where the system lets a thread say so) none
+// blocked, whatever the caller of multi ignored or blocked. A signal
+// ignored is caught instead, which the exec resets to its default.
+// The calling goroutine stays on its thread, so that the exec happens
+// with the mask set here.
+func defaultSignals() {
+	runtime.LockOSThread()
+	drop := make(chan os.Signal, 1)
+	for sig := syscall.Signal(1); sig <= 64; sig++ {
+		if sig != syscall.SIGKILL && sig != syscall.SIGSTOP && signal.Ignored(sig) {
+			signal.Notify(drop, sig)
+		}
+	}
+	unblockSignals()
+}
+
+// stepDirEnv says the exec step has its node's working folder open as
+// dirFD, to change to.
+const stepDirEnv = "_MULTI_STEP_DIR"
+
+// dirFD is the working folder's descriptor in the exec step, after errFD.
+const dirFD = errFD + 1
+
 // stepWaitEnv names a FIFO the exec step opens, and so waits on, before
-// it opens the logfile: only for tests that kill multi start there.
+// it opens the logfile: only for tests that kill multi start there, and
+// only in test builds (package testhooks).
 const stepWaitEnv = "_MULTI_TEST_STEP_WAIT"
 
 // stepPathEnv carries the $PATH the step looks the command up on ("" for
@@ -212,6 +256,15 @@ func stepEnviron(env []string, step string, n nodes.Node) []string {
 	if p, ok := lookPATH(env); ok {
 		lookup = "=" + p
 	}
-	return append(env[:len(env):len(env)], stepEnv+"="+step, nodes.EnvNode+"="+n.FullName(),
+	out := append(env[:len(env):len(env)], stepEnv+"="+step, nodes.EnvNode+"="+n.FullName(),
 		stepProcsEnv+"="+procs, stepPathEnv+"="+lookup, "GOMAXPROCS=1")
+	if n.Dir != "" {
+		out = append(out, stepDirEnv+"=1")
+	}
+	if shared := nodes.AcceptedShared(); shared != "" {
+		// The folders the step, and a node that locks its own pidfile,
+		// reach as this process accepted them.
+		out = append(out, nodes.SharedEnv+"="+shared)
+	}
+	return out
 }

@@ -128,7 +128,9 @@ func (c *Cluster) stopWait(ctx context.Context, results []Result, o stopOpts) {
 		}
 		// The pidfile's handle and the pidfd that pinned the holder go to
 		// the waiter, and come back for the SIGKILL round: opened once.
-		t := waiter.Target{Path: r.Node.PidFile, PID: r.PID, Handle: h, Pidfd: pidfd}
+		// Over when the process is gone, not only its lock: a node lets
+		// go of its lock a moment before it exits, or lives on.
+		t := waiter.Target{Path: r.Node.PidFile, PID: r.PID, Handle: h, Pidfd: pidfd, AwaitExit: true}
 		s.mu.Lock()
 		s.targets = append(s.targets, t)
 		s.byPath[r.Node.PidFile] = r
@@ -249,7 +251,7 @@ func (s *stopWaiter) escalate(left []waiter.Target) []waiter.Target {
 		s.mu.Lock()
 		r := s.byPath[t.Path]
 		s.mu.Unlock()
-		if err := killHeld(t.Handle, t.Pidfd, t.Path, t.PID, syscall.SIGKILL, s.c.Group); err != nil && !errors.Is(err, ErrNotRunning) {
+		if err := s.c.killRecorded(r.Node, t, syscall.SIGKILL); err != nil && !errors.Is(err, ErrNotRunning) {
 			closeTarget(t)
 			r.fail(s.op, err)
 			s.mu.Lock()
@@ -293,9 +295,13 @@ func (s *stopWaiter) giveUp(err error) {
 // wait on, remove through and close, with the pidfd that pinned the
 // holder (Linux). The pidfile is opened in its folder as dirs has it open
 // (nil: reached for it alone).
+//
+// The holder is signalled only if it is the process the node's record
+// names, when the record names one ([Cluster.recordedProcess]); else r
+// fails with a [*HolderError].
 func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal, dirs *pidfile.Folders, keep bool) (bool, *pidfile.Handle, *os.File) {
 	c.untagRun(r.Node.Name, op, sig) // before the signal: see runTagExt
-	info, h, pidfd, err := signalKeep(r.Node.PidFile, 0, sig, c.Group, true, dirs, keep)
+	info, h, pidfd, err := c.signalRecorded(r.Node, sig, dirs, keep)
 	if h != nil && (err != nil || !keep) {
 		defer h.Close()
 	}

@@ -53,6 +53,8 @@ func (c *Cluster) Only(names ...string) (*Cluster, error) {
 		Rolling:     c.Rolling,
 		Wait:        c.Wait,
 		Group:       c.Group,
+
+		AllowSharedFolders: c.AllowSharedFolders,
 	}, nil
 }
 

@@ -46,10 +46,10 @@ func signalNode(path string, expect int, sig syscall.Signal, group bool) (pidfil
 	return pidfile.Info{Path: path}, errors.ErrUnsupported
 }
 
-func signalKeep(path string, expect int, sig syscall.Signal, group, rw bool, dirs *pidfile.Folders, pin bool) (pidfile.Info, *pidfile.Handle, *os.File, error) {
+func signalKeep(path string, expect int, want nodes.Started, sig syscall.Signal, group, rw bool, dirs *pidfile.Folders, pin bool) (pidfile.Info, *pidfile.Handle, *os.File, error) {
 	return pidfile.Info{Path: path}, nil, nil, errors.ErrUnsupported
 }
 
-func killHeld(h *pidfile.Handle, pidfd *os.File, path string, expect int, sig syscall.Signal, group bool) error {
+func killHeld(h *pidfile.Handle, pidfd *os.File, path string, expect int, want nodes.Started, sig syscall.Signal, group bool) error {
 	return errors.ErrUnsupported
 }

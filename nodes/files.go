@@ -1,12 +1,102 @@
 package nodes
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/multi-launcher/multi/internal/safefs"
 )
+
+// An UnsafeFolderError is a folder that others than root and this user
+// can write to (owned by another user, or group- or world-writable, a
+// sticky one too), refused as the folder of a record, pidfile or logfile
+// unless it was accepted ([AcceptShared]).
+type UnsafeFolderError = safefs.UnsafeFolderError
+
+// SharedEnv carries the folders [AcceptShared] accepted to the processes
+// multi starts for a node, which reach the same folders.
+const SharedEnv = safefs.SharedEnv
+
+// AcceptShared accepts, for the rest of this process, rundir (if not
+// "") and the folders of each node's pidfile and logfile, although
+// others than root and this user may write to them: as the user's
+// choice, they are no longer refused with an [UnsafeFolderError]. What
+// still holds there: no link followed, and only regular files of root
+// or this user with one name are opened. A record in an accepted rundir
+// proves nothing, so it is neither written nor read: give such nodes'
+// names, files and command each time. [AcceptedShared] lists them all,
+// as [SharedEnv]'s value.
+func AcceptShared(rundir string, ns []Node) {
+	if rundir != "" {
+		safefs.AcceptShared(rundir)
+	}
+	for _, n := range ns {
+		safefs.AcceptShared(filepath.Dir(n.PidFile), filepath.Dir(n.LogFile))
+	}
+}
+
+// AcceptedShared lists the folders accepted in this process, as
+// [SharedEnv]'s value ("" for none).
+func AcceptedShared() string { return safefs.Accepted() }
+
+// SharedFolder reports whether the folder at path is one others than root
+// and this user can write to, accepted ([AcceptShared]): nothing in it
+// proves that multi put it there.
+func SharedFolder(path string) bool {
+	d, err := safefs.OpenFolder(path, false)
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	return d.Shared()
+}
+
+// AcceptSharedFromEnv accepts the folders that [SharedEnv] names: only
+// for a process multi started for a node (the exec step).
+func AcceptSharedFromEnv() { safefs.AcceptSharedFromEnv() }
+
+// errShared: records in a shared rundir are not read; to callers, as if
+// there were none.
+var errShared error = sharedError{}
+
+type sharedError struct{}
+
+func (sharedError) Error() string {
+	return "not read: others than root and this user can write to its folder"
+}
+
+func (sharedError) Is(target error) bool { return target == fs.ErrNotExist }
+
+// OpenWorkDir opens n's working folder (n.Dir), never following a
+// symbolic link that someone other than root or this user could have
+// planted (see [safefs.OpenFolder]), for a node's command to start in
+// (fchdir(2) to the returned descriptor, O_PATH on Linux) rather than
+// by a path that could be swapped meanwhile. When the command names its
+// program relative to that folder (./run.sh), that program is a file in
+// it, so the folder must also be one that only root or this user can
+// write to (an [UnsafeFolderError] otherwise, unless it was accepted).
+func OpenWorkDir(n Node) (*os.File, error) {
+	var d *safefs.Folder
+	var err error
+	if len(n.Command) > 0 && strings.Contains(n.Command[0], "/") && !filepath.IsAbs(n.Command[0]) {
+		d, err = safefs.OpenFolder(n.Dir, false)
+	} else {
+		d, err = safefs.OpenWorkFolder(n.Dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("working folder %s: %w", n.Dir, safefs.BareErr(err))
+	}
+	f := d.File()
+	if f == nil {
+		d.Close()
+		return nil, errors.ErrUnsupported
+	}
+	return f, nil
+}
 
 // An UnsafeLinkError is a symbolic link on the way to a file that someone
 // other than root or this user could have planted or swapped; it is not
@@ -70,6 +160,9 @@ func RemoveRecord(rundir, name string) error {
 		return fmt.Errorf("record %s: %w", path, err)
 	}
 	defer d.Close()
+	if d.Shared() {
+		return fmt.Errorf("record %s: %w", path, errShared)
+	}
 	if err := d.Remove(filepath.Base(path)); err != nil {
 		return fmt.Errorf("record %s: %w", path, safefs.BareErr(err))
 	}

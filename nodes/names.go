@@ -32,8 +32,8 @@ const MaxNameLen = 240
 
 // CheckName reports whether name can be a node's short name: not empty, no
 // '/', NUL or '@', not "." or "..", not starting with '-', valid UTF-8
-// without control characters (they would reach terminals raw), and at most
-// [MaxNameLen] bytes.
+// without control or format characters (they would reach terminals raw:
+// see [Printable]), and at most [MaxNameLen] bytes.
 func CheckName(name string) error {
 	switch {
 	case name == "":
@@ -45,21 +45,22 @@ func CheckName(name string) error {
 	case name[0] == '-':
 		return fmt.Errorf("%w: %q starts with '-'", ErrBadName, name)
 	case hasControl(name):
-		return fmt.Errorf("%w: %q contains a control character or is not UTF-8", ErrBadName, name)
+		return fmt.Errorf("%w: %q contains a control character or a format character (a bidi override such as U+202E), or is not UTF-8", ErrBadName, name)
 	case len(name) > MaxNameLen:
 		return fmt.Errorf("%w: %.20q... is %d bytes long; names are at most %d bytes", ErrBadName, name, len(name), MaxNameLen)
 	}
 	return nil
 }
 
-// hasControl reports whether s is not valid UTF-8 or holds a control
-// character: C0 (below 0x20), DEL or C1 (0x80-0x9f).
+// hasControl reports whether s is not valid UTF-8 or holds a rune that
+// [unsafeRune] refuses: C0, DEL, C1, a format character (Cf, such as
+// the bidi override U+202E) or a line or paragraph separator.
 func hasControl(s string) bool {
 	if !utf8.ValidString(s) {
 		return true
 	}
 	for _, r := range s {
-		if r < 0x20 || (r >= 0x7f && r <= 0x9f) {
+		if unsafeRune(r) {
 			return true
 		}
 	}

@@ -20,6 +20,14 @@ type Proc struct {
 	StartTicks uint64
 }
 
+// pfExiting is PF_EXITING in [Proc.Flags].
+const pfExiting = 0x4
+
+// Exiting reports whether the process has begun to exit (PF_EXITING): the
+// kernel sets it before it drops the process's locks, and the process is
+// a zombie moments later.
+func (p Proc) Exiting() bool { return p.Flags&pfExiting != 0 }
+
 // Gone reports whether the process has exited: a zombie or dead. A zombie
 // no longer runs; only its parent's wait is missing.
 func (p Proc) Gone() bool { return p.State == 'Z' || p.State == 'X' }

@@ -1,10 +1,18 @@
 package nodes
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
 
 // Quote formats argv as one POSIX shell command line that runs the same
-// argv when pasted: words of plain characters stay as they are, any other
-// word is single-quoted, with each ' written as '\”.
+// argv when pasted: words of plain characters stay as they are, a word
+// with a control or format character (see [Printable]; a tab or a
+// newline alone, harmless and common in scripts, keep the plain form) or
+// invalid UTF-8 is written $'...' with each such byte escaped (\xHH:
+// POSIX.1-2024, bash, zsh, ksh), so none reaches a terminal raw; any
+// other word is single-quoted, with each ' written as '\”.
 func Quote(argv []string) string {
 	var b strings.Builder
 	for i, w := range argv {
@@ -15,9 +23,35 @@ func Quote(argv []string) string {
 			b.WriteString(w)
 			continue
 		}
+		if hasControl(strings.NewReplacer("\t", "", "\n", "").Replace(w)) {
+			dollarQuote(&b, w)
+			continue
+		}
 		b.WriteByte('\'')
 		b.WriteString(strings.ReplaceAll(w, "'", `'\''`))
 		b.WriteByte('\'')
 	}
 	return b.String()
+}
+
+// dollarQuote writes w as $'...': every byte of an unsafe rune or of
+// invalid UTF-8 as \xHH, backslash and ' escaped, the rest as it is.
+func dollarQuote(b *strings.Builder, w string) {
+	b.WriteString("$'")
+	for i := 0; i < len(w); {
+		r, n := utf8.DecodeRuneInString(w[i:])
+		switch {
+		case (r == utf8.RuneError && n <= 1) || (unsafeRune(r) && r != '\t' && r != '\n'):
+			for _, c := range []byte(w[i : i+n]) {
+				fmt.Fprintf(b, `\x%02x`, c)
+			}
+		case r == '\\' || r == '\'':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteString(w[i : i+n])
+		}
+		i += n
+	}
+	b.WriteByte('\'')
 }

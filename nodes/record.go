@@ -35,15 +35,21 @@ type record struct {
 	// PID and StartTicks: the process that runs the node (see [Started]).
 	PID        int    `json:"pid,omitempty"`
 	StartTicks uint64 `json:"start_ticks,omitempty"`
+	PidfdIno   uint64 `json:"pidfd_ino,omitempty"`
 }
 
 // Started names the process a record says runs its node: its pid and its
 // start time in clock ticks since boot ([Proc.StartTicks]), which together
-// name one process for the life of the machine. Zero when the node has not
-// started yet (the record is written before it starts).
+// name one process for the life of the machine, unless the pid is reused
+// within the tick the process started in; and, where the kernel has pidfs
+// (Linux 6.9+), the inode number of a pidfd of it, which names that one
+// process for the whole boot and is never given to another. Zero when the
+// node has not started yet (the record is written before it starts).
 type Started struct {
 	PID        int
 	StartTicks uint64
+	// PidfdIno is 0 where the kernel gives pidfds no inode of their own.
+	PidfdIno uint64
 }
 
 // RecordPath returns where the record of the node named name lives.
@@ -90,6 +96,9 @@ func WriteRecordStarted(rundir string, n Node, s Started) error {
 		return fail(err)
 	}
 	defer d.Close()
+	if d.Shared() {
+		return nil // never read there (see AcceptShared)
+	}
 	// A shared flock on the rundir's lock file while the temp file
 	// exists: a command removes only the leftovers of writers that hold
 	// none, dead ones.
@@ -152,7 +161,7 @@ func WriteRecordStarted(rundir string, n Node, s Started) error {
 var ErrRecordTooLarge = errors.New("record too large")
 
 func marshalRecord(n Node, s Started) ([]byte, error) {
-	return json.MarshalIndent(record{n.Name, n.Host, n.Index, n.Command, n.Options, n.Dir, n.Env, n.PidFile, n.LogFile, n.SelfLock, s.PID, s.StartTicks}, "", "  ")
+	return json.MarshalIndent(record{n.Name, n.Host, n.Index, n.Command, n.Options, n.Dir, n.Env, n.PidFile, n.LogFile, n.SelfLock, s.PID, s.StartTicks, s.PidfdIno}, "", "  ")
 }
 
 func tooLarge(n Node, path string, size int) error {
@@ -166,7 +175,7 @@ func tooLarge(n Node, path string, size int) error {
 // its record cannot name.
 func CheckRecord(rundir string, n Node) error {
 	// Room for the process and for fields records may gain.
-	b, err := marshalRecord(n, Started{PID: math.MaxInt32, StartTicks: math.MaxUint64})
+	b, err := marshalRecord(n, Started{PID: math.MaxInt32, StartTicks: math.MaxUint64, PidfdIno: math.MaxUint64})
 	if err != nil {
 		return err
 	}
@@ -190,7 +199,7 @@ func ReadRecordStarted(rundir, name string) (Node, Started, error) {
 	if err != nil || r.PID <= 0 || r.StartTicks == 0 {
 		return n, Started{}, err
 	}
-	return n, Started{PID: r.PID, StartTicks: r.StartTicks}, nil
+	return n, Started{PID: r.PID, StartTicks: r.StartTicks, PidfdIno: r.PidfdIno}, nil
 }
 
 // readRecord reads a record in the folder d already open, or with d nil in
@@ -239,6 +248,9 @@ func readRecords(rundir string, skipped func(error)) ([]Node, error) {
 		return nil, fmt.Errorf("rundir %s: %w", rundir, err)
 	}
 	defer d.Close()
+	if d.Shared() {
+		return nil, nil // see AcceptShared
+	}
 	if lk, err := openRunLock(d, false); err == nil {
 		cleanTemps(d, lk)
 		lk.Close()
@@ -284,6 +296,9 @@ func (s Spec) Resolve() ([]Node, error) {
 	if rundir == "" {
 		rundir = DefaultRunDir()
 	}
+	if s.AllowSharedFolders {
+		AcceptShared(rundir, nil)
+	}
 	// The records read already (all of them, with no names), else read
 	// here, each through one opening of the rundir.
 	skipped := s.Skipped
@@ -295,6 +310,9 @@ func (s Spec) Resolve() ([]Node, error) {
 		recs, err := readRecords(rundir, skipped)
 		if err != nil {
 			return nil, err
+		}
+		if len(recs) == 0 && s.AllowSharedFolders && SharedFolder(rundir) {
+			return nil, fmt.Errorf("%w, and records in %s are %w", ErrNoNodes, rundir, errShared)
 		}
 		if len(recs) == 0 {
 			return nil, fmt.Errorf("%w, and none recorded in %s", ErrNoNodes, rundir)
@@ -312,6 +330,9 @@ func (s Spec) Resolve() ([]Node, error) {
 	ns, explicit, err := s.nodes()
 	if err != nil {
 		return nil, err
+	}
+	if s.AllowSharedFolders {
+		AcceptShared("", ns)
 	}
 	var d *safefs.Folder
 	if recorded == nil {

@@ -96,6 +96,7 @@ func TestRecordStarted(t *testing.T) {
 	}{
 		{nodes.Started{}, nodes.Started{}},
 		{nodes.Started{PID: 1234, StartTicks: 98765}, nodes.Started{PID: 1234, StartTicks: 98765}},
+		{nodes.Started{PID: 1234, StartTicks: 98765, PidfdIno: 4321}, nodes.Started{PID: 1234, StartTicks: 98765, PidfdIno: 4321}},
 		{nodes.Started{PID: -5, StartTicks: 98765}, nodes.Started{}},
 		{nodes.Started{PID: 1234}, nodes.Started{}},
 	} {

@@ -94,6 +94,9 @@ func readRecordFileTry(d *safefs.Folder, path string, retry int) ([]byte, error)
 		}
 		defer d.Close()
 	}
+	if d.Shared() {
+		return nil, errShared
+	}
 	f, err := d.Open(filepath.Base(path), path, os.O_RDONLY, 0)
 	if err != nil {
 		if safefs.IsSymlinkErr(err) {

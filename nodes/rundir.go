@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/internal/safefs"
+	"github.com/multi-launcher/multi/internal/testhooks"
 )
 
 // The rundir's lock file, and the temp files of record writers that died
@@ -109,15 +110,16 @@ func lockShared(lk *os.File) error {
 
 // recordWaitEnv names a FIFO that the first WriteRecord of a process
 // opens, and so waits on, once its temp file exists: only for tests that
-// kill a start there or swap the temp file. Only the first: a start
-// writes the record again once its node runs.
+// kill a start there or swap the temp file, and only in test builds
+// (package testhooks). Only the first: a start writes the record again
+// once its node runs.
 const recordWaitEnv = "_MULTI_TEST_RECORD_WAIT"
 
 var recordWaitOnce sync.Once
 
 func recordWait() {
 	recordWaitOnce.Do(func() {
-		if p := os.Getenv(recordWaitEnv); p != "" {
+		if p := testhooks.Getenv(recordWaitEnv); p != "" {
 			if f, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil {
 				f.Close()
 			}
@@ -135,6 +137,9 @@ func cleanRunDir(rundir string) {
 		return
 	}
 	defer d.Close()
+	if d.Shared() {
+		return // nothing of multi's there (see AcceptShared)
+	}
 	if lk, err := openRunLock(d, false); err == nil {
 		cleanTemps(d, lk)
 		lk.Close()

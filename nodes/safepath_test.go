@@ -29,6 +29,9 @@ func TestOpenLogfileRefusesPlanted(t *testing.T) {
 	dir := filepath.Join(base, "theirs")
 	os.Mkdir(dir, 0o755)
 	os.Chown(dir, nobody, nobody)
+	// Accepted, as --allow-shared-folders does, so that what is in it is
+	// looked at: TestUnsafeFolderRefused covers the folder itself.
+	nodes.AcceptShared(dir, nil)
 	plant := func(name, target string) string {
 		p := filepath.Join(dir, name)
 		if err := os.Symlink(target, p); err != nil {
@@ -82,6 +85,7 @@ func TestOpenLogfileRefusesPlanted(t *testing.T) {
 	shared := filepath.Join(base, "shared")
 	os.Mkdir(shared, 0o755)
 	os.Chmod(shared, 0o777|os.ModeSticky)
+	nodes.AcceptShared(shared, nil)
 	planted := filepath.Join(shared, "w6.log")
 	os.WriteFile(planted, nil, 0o666)
 	os.Chown(planted, nobody, nobody)
@@ -227,9 +231,14 @@ func TestRunLockPrivate(t *testing.T) {
 	os.Chmod(rundir, 0o777|os.ModeSticky)
 	os.Remove(lock)
 	os.WriteFile(lock, nil, 0o666)
+	os.Chmod(lock, 0o666)
 	os.Chown(lock, nobody, nobody)
-	if err := nodes.WriteRecord(rundir, n); err == nil || !strings.Contains(err.Error(), "owned by uid 65534") {
-		t.Errorf("WriteRecord with a planted lock file: %v", err)
+	var ue *nodes.UnsafeFolderError
+	if err := nodes.WriteRecord(rundir, n); !errors.As(err, &ue) {
+		t.Errorf("WriteRecord with a planted lock file: %v; want the folder refused", err)
+	}
+	if st, err := os.Stat(lock); err != nil || st.Mode().Perm() != 0o666 {
+		t.Errorf("planted lock file: %v, %v; want it left alone", st.Mode(), err)
 	}
 }
 
@@ -245,6 +254,7 @@ func TestRefuseHardLinks(t *testing.T) {
 	dir := filepath.Join(base, "theirs")
 	os.Mkdir(dir, 0o755)
 	os.Chown(dir, nobody, nobody)
+	nodes.AcceptShared(dir, nil) // else refused before any file is looked at
 	for _, name := range []string{"w1.pid", "w1.log", ".records.lock"} {
 		if err := os.Link(secret, filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
@@ -267,7 +277,14 @@ func TestRefuseHardLinks(t *testing.T) {
 		f.Close()
 	}
 	check("OpenLogfile", err)
-	check("WriteRecord", nodes.WriteRecord(dir, nodes.Node{Name: "w1", Command: []string{"true"}, PidFile: "/r/w1.pid", LogFile: "/r/w1.log"}))
+	// No record is written in a shared folder, so the lock file is not
+	// even opened.
+	if err := nodes.WriteRecord(dir, nodes.Node{Name: "w1", Command: []string{"true"}, PidFile: "/r/w1.pid", LogFile: "/r/w1.log"}); err != nil {
+		t.Errorf("WriteRecord in an accepted shared folder: %v", err)
+	}
+	if _, err := os.Lstat(nodes.RecordPath(dir, "w1")); err == nil {
+		t.Errorf("a record was written in a shared folder")
+	}
 	unchanged()
 }
 

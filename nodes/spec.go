@@ -57,6 +57,10 @@ type Spec struct {
 	// it cannot read (a warning to give): the record is taken as absent,
 	// so that one bad record leaves the others usable.
 	Skipped func(error)
+	// AllowSharedFolders makes Resolve accept a rundir, and folders of the
+	// nodes' files, that others than root and this user can write to (see
+	// [AcceptShared]); records in such a rundir are then not read.
+	AllowSharedFolders bool
 }
 
 // Nodes expands the spec into nodes, in the order the names were given.

@@ -164,6 +164,21 @@ func (w *pidfdWatcher) settle(i int, given *os.File) {
 	}
 }
 
+// pidfd returns the pidfd watched as i, or nil.
+func (w *pidfdWatcher) pidfd(i int) *os.File { return w.byI[i] }
+
+// pidfdExited reports whether the process of the pidfd f has exited (a
+// zombie has): a pidfd is readable from then on.
+func pidfdExited(f *os.File) bool {
+	fds := []unix.PollFd{{Fd: int32(f.Fd()), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, 0)
+		if err != unix.EINTR {
+			return err != nil || n > 0
+		}
+	}
+}
+
 // watching reports whether i has a pidfd watched.
 func (w *pidfdWatcher) watching(i int) bool { return w.byI[i] != nil }
 

@@ -21,7 +21,11 @@ func (*pidfdWatcher) adopt(i int, f *os.File) bool {
 	return false
 }
 
-func (*pidfdWatcher) drop(i int)                   {}
+func (*pidfdWatcher) drop(i int)           {}
+func (*pidfdWatcher) pidfd(i int) *os.File { return nil }
+
+// pidfdExited: there are no pidfds here to say otherwise.
+func pidfdExited(f *os.File) bool                  { return true }
 func (*pidfdWatcher) release(i int) *os.File       { return nil }
 func (*pidfdWatcher) watching(i int) bool          { return false }
 func (*pidfdWatcher) settle(i int, given *os.File) {}

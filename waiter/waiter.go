@@ -65,6 +65,11 @@ type Target struct {
 	// exit instead of opening a pidfd of its own; it never signals
 	// through it.
 	Pidfd *os.File
+	// AwaitExit: the target is over once its lock is released and its
+	// holder, watched through a pidfd (Linux), has exited too (a zombie
+	// has), not at the release alone: a process may let go of its lock
+	// and live on, exiting or not. Without a pidfd the lock decides.
+	AwaitExit bool
 }
 
 // A Strategy decides how to wait. [Poll] and [Notify] are the two there are.
@@ -222,10 +227,16 @@ func (r *run) probe(i int) {
 		}
 	}
 	state, pid, err := h.Holder()
+	held := false
 	switch {
 	case err != nil:
 	case state == pidfile.Running && (r.targets[i].PID <= 0 || pid == r.targets[i].PID),
 		state == pidfile.Elsewhere && r.targets[i].PID <= 0:
+		held = true
+	default:
+		held = r.lives(i)
+	}
+	if held {
 		if r.hs[i] == nil {
 			if r.kept < r.keep {
 				r.hs[i] = h
@@ -245,6 +256,27 @@ func (r *run) probe(i int) {
 	}
 	r.pending--
 	r.finish(i, err, h)
+}
+
+// lives reports whether target i awaits its holder's exit
+// ([Target.AwaitExit]) and that holder, which has let go of the lock,
+// has not exited yet, as its pidfd says. The pidfd is then watched, so
+// that the exit wakes the target.
+func (r *run) lives(i int) bool {
+	if !r.targets[i].AwaitExit {
+		return false
+	}
+	f := r.given[i]
+	if f == nil && r.w != nil {
+		f = r.w.pidfd(i)
+	}
+	if f == nil || pidfdExited(f) {
+		return false
+	}
+	if r.given[i] != nil && r.w != nil {
+		r.watch(i, false)
+	}
+	return true
 }
 
 // watchPidfds watches, through w, the holder of each pending target with

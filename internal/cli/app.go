@@ -214,6 +214,11 @@ this command's environment, not the one it was first started with.
 		ExitErrHandler: func(c *cli.Context, err error) {},
 	}
 	for _, cmd := range app.Commands {
+		// "help" and "h" are the help command only as the first word
+		// (multi help, multi h): after a verb they are node names, which
+		// urfave/cli would otherwise take for each verb's own help
+		// subcommand. --help and -h still show a verb's help.
+		cmd.HideHelpCommand = true
 		if cmd.SkipFlagParsing {
 			cmd.BashComplete = complete
 		}

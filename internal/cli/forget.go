@@ -63,12 +63,12 @@ inspected, nothing is removed: stop it first.
 			path := nodes.RecordPath(cl.RunDir, n.Name)
 			switch err := nodes.RemoveRecord(cl.RunDir, n.Name); {
 			case errors.Is(err, fs.ErrNotExist):
-				fmt.Fprintf(o.w, "%s: %s\n", n.Name, o.paint(yellow, "no record ("+path+")"))
+				fmt.Fprintf(o.w, "%s: %s\n", n.Name, o.paint(yellow, "no record ("+nodes.Printable(path)+")"))
 			case err != nil:
-				fmt.Fprintf(o.w, "%s: %s: %v\n", n.Name, o.paint(red, "FAILED"), err)
+				fmt.Fprintf(o.w, "%s: %s: %s\n", n.Name, o.paint(red, "FAILED"), nodes.Printable(err.Error()))
 				*code = exitFailed
 			case !o.quiet:
-				fmt.Fprintf(o.w, "%s: %s (%s removed)\n", n.Name, o.paint(green, "forgotten"), path)
+				fmt.Fprintf(o.w, "%s: %s (%s removed)\n", n.Name, o.paint(green, "forgotten"), nodes.Printable(path))
 			}
 		}
 		return nil

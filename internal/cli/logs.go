@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/multi-launcher/multi/nodes"
 	"github.com/urfave/cli/v2"
 )
 
@@ -42,8 +43,10 @@ func logsCommand(code *int) *cli.Command {
 // printLog copies the file at path to w; with follow, it then copies what
 // is appended until ctx is done, starting over when the file is truncated
 // or replaced. fsnotify says when to look, and a slow poll stays under it.
+// The file is opened as [nodes.OpenLogfileToRead] does, every time: no
+// link followed, nothing but a regular file.
 func printLog(ctx context.Context, w io.Writer, path string, follow bool) error {
-	f, err := os.Open(path)
+	f, err := nodes.OpenLogfileToRead(path)
 	if err != nil {
 		return err
 	}
@@ -67,14 +70,15 @@ func printLog(ctx context.Context, w io.Writer, path string, follow bool) error 
 		case <-tick.C:
 		}
 		pos, _ := f.Seek(0, io.SeekCurrent)
-		if st, err := os.Stat(path); err == nil {
-			cur, _ := f.Stat()
-			if !os.SameFile(st, cur) || st.Size() < pos {
+		if nf, err := nodes.OpenLogfileToRead(path); err == nil {
+			st, err1 := nf.Stat()
+			cur, err2 := f.Stat()
+			if err1 == nil && err2 == nil && (!os.SameFile(st, cur) || st.Size() < pos) {
 				// Rotated or truncated: read the new file from the start.
-				if nf, err := os.Open(path); err == nil {
-					f.Close()
-					f = nf
-				}
+				f.Close()
+				f = nf
+			} else {
+				nf.Close()
 			}
 		}
 		if _, err := io.Copy(w, f); err != nil {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,7 +21,7 @@ func TestLogs(t *testing.T) {
 		t.Errorf("logs w1: exit %d, %q, %q", code, out, errs)
 	}
 	code, out, errs = runCLI(t, "logs", "w2", "--rundir", dir)
-	if code != exitFailed || out != "" || !strings.HasPrefix(errs, "w2: FAILED: open "+filepath.Join(dir, "w2.log")) {
+	if code != exitFailed || out != "" || errs != "w2: FAILED: logfile "+filepath.Join(dir, "w2.log")+": no such file or directory\n" {
 		t.Errorf("logs w2 (no log): exit %d, %q, %q", code, out, errs)
 	}
 }

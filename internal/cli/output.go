@@ -71,7 +71,7 @@ func (o *output) paint(color, s string) string {
 // result prints one node's line: "w1: started (pid 1234)".
 func (o *output) result(r multi.Result) {
 	if r.Warning != "" {
-		fmt.Fprintf(o.errw, "%s: warning: %s\n", r.Node.Name, r.Warning)
+		fmt.Fprintf(o.errw, "%s: warning: %s\n", r.Node.Name, nodes.Printable(r.Warning))
 	}
 	failed := r.Err != nil && !errors.Is(r.Err, multi.ErrAlreadyRunning)
 	if o.quiet && !failed {
@@ -86,13 +86,16 @@ func (o *output) result(r multi.Result) {
 // resultLine is what a result line says after the node's name, with the
 // word that tells what happened painted, chosen by the result's Outcome.
 // failed says whether r counts as a failure (already running does not).
+// Paths and errors in it can hold any byte: they are shown escaped
+// ([nodes.Printable]), never raw.
 func (o *output) resultLine(r multi.Result, failed bool) string {
+	r.Msg = nodes.Printable(r.Msg)
 	switch {
 	case r.Outcome == multi.AlreadyRunning:
 		// Starting what already runs is done, as LSB init scripts have it.
 		return o.paint(yellow, r.Msg)
 	case failed:
-		return o.paint(red, "FAILED") + ": " + cause(r.Err)
+		return o.paint(red, "FAILED") + ": " + nodes.Printable(cause(r.Err))
 	case r.Outcome == multi.NotRunning || r.Outcome == multi.StaleRemoved:
 		return o.paint(yellow, r.Msg)
 	case r.Outcome == multi.KilledAfterTimeout:
@@ -124,7 +127,7 @@ func cause(err error) string {
 }
 
 // statusErrText is why a node's status is unknown.
-func statusErrText(s multi.Status) string { return cause(s.Err) }
+func statusErrText(s multi.Status) string { return nodes.Printable(cause(s.Err)) }
 
 // describe prints what --verbose adds for a node: its command line and
 // files.
@@ -133,7 +136,7 @@ func (o *output) describe(n nodes.Node) {
 	if len(n.Command) > 0 {
 		cmd = nodes.Quote(n.Command)
 	}
-	fmt.Fprintf(o.w, "%s: %s  [pidfile %s, logfile %s]\n", n.Name, cmd, n.PidFile, n.LogFile)
+	fmt.Fprintf(o.w, "%s: %s  [pidfile %s, logfile %s]\n", n.Name, cmd, nodes.Printable(n.PidFile), nodes.Printable(n.LogFile))
 }
 
 // progress shows, on a terminal, one line about the verb's progress,

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/multi-launcher/multi/multi"
@@ -84,7 +85,10 @@ STOPPING=1 go to $NOTIFY_SOCKET (systemd Type=notify).
 		// The run handles TERM and INT itself (the first stops, the second
 		// kills): the context they cancel is not its business.
 		*code, err = cl.Run(context.WithoutCancel(c.Context), opts)
-		if err != nil {
+		// A RunError's nodes have said it already, through Progress and
+		// the run's log.
+		var re *multi.RunError
+		if err != nil && !errors.As(err, &re) {
 			fmt.Fprintf(c.App.ErrWriter, "multi run: %v\n", err)
 			if *code == 0 {
 				*code = exitFailed

@@ -36,8 +36,9 @@ func statusCommand(code *int) *cli.Command {
 Elsewhere, a line per node. States: running, stopped, stale (a pidfile
 nobody holds the lock of), elsewhere (held from another pid namespace),
 lost (no lock held, but the node's recorded process, same pid and start
-time, still runs: stop it with --lost), unknown (locked, but not as a node
-locks it, or unreadable). With --json,
+time, still runs: stop it with --lost), stopping (its process let go of
+the lock and is exiting), unknown (locked, but not as a node locks it, or
+unreadable). With --json,
 pid is the lock holder as multi sees it, file_pid what the text says.
 
    multi status
@@ -62,6 +63,8 @@ pid is the lock holder as multi sees it, file_pid what the text says.
 					out[i].Error = s.Err.Error()
 				} else if s.Lost != nil {
 					out[i].PID = s.Lost.PID
+				} else if s.Stopping != 0 {
+					out[i].PID = s.Stopping
 				}
 			}
 			enc := json.NewEncoder(c.App.Writer)
@@ -95,12 +98,14 @@ func (o *output) describeStatus(s multi.Status) string {
 		return o.paint(red, "unknown") + ": " + statusErrText(s)
 	case s.Lost != nil:
 		return o.paint(red, "lost") + fmt.Sprintf(" (pid %d, started %s, runs without its pidfile's lock; stop it with --lost)", s.Lost.PID, s.Lost.Started.Format(time.DateTime))
+	case s.Stopping != 0:
+		return o.paint(yellow, "stopping") + fmt.Sprintf(" (pid %d let go of its pidfile's lock and is exiting)", s.Stopping)
 	case s.State == pidfile.Running && s.Mismatch():
 		return o.paint(green, "running") + fmt.Sprintf(" (pid %d; the pidfile's text disagrees, the lock holder is the truth)", s.PID)
 	case s.State == pidfile.Running:
 		return o.paint(green, "running") + fmt.Sprintf(" (pid %d)", s.PID)
 	case s.State == pidfile.Stale:
-		return o.paint(red, "stale") + " (pidfile " + s.Node.PidFile + " left behind; no process holds its lock)"
+		return o.paint(red, "stale") + " (pidfile " + nodes.Printable(s.Node.PidFile) + " left behind; no process holds its lock)"
 	case s.State == pidfile.Elsewhere:
 		return o.paint(green, "running") + " in another pid namespace (holder not visible from here)"
 	}
@@ -124,9 +129,9 @@ func (o *output) statusTable(sts []multi.Status, rundir string) {
 	short := func(path string) string {
 		if rel, err := filepath.Rel(rundir, path); err == nil && rundir != "" && !strings.HasPrefix(rel, "..") {
 			relative = true
-			return rel
+			return nodes.Printable(rel)
 		}
-		return path
+		return nodes.Printable(path)
 	}
 	for _, s := range sts {
 		state, color := stateWord(s)
@@ -177,7 +182,7 @@ func (o *output) statusTable(sts []multi.Status, rundir string) {
 		widths[i]--
 	}
 	if relative {
-		fmt.Fprintln(o.w, "files in "+elide(rundir, width-len("files in ")))
+		fmt.Fprintln(o.w, "files in "+elide(nodes.Printable(rundir), width-len("files in ")))
 	}
 	for r, row := range rows {
 		var b strings.Builder
@@ -261,7 +266,7 @@ func elide(s string, w int) string {
 
 // stateWord is the one place a node's state becomes a status word and its
 // colour, for the table and --json: running, stopped, stale, elsewhere, lost,
-// or unknown when the pidfile could not be inspected. statusCode beside
+// stopping, or unknown when the pidfile could not be inspected. statusCode beside
 // it maps the same states to the exit code; the line mode's sentences
 // (describeStatus) say the same in more words.
 func stateWord(s multi.Status) (word, color string) {
@@ -270,6 +275,8 @@ func stateWord(s multi.Status) (word, color string) {
 		return "unknown", red
 	case s.Lost != nil:
 		return "lost", red
+	case s.Stopping != 0:
+		return "stopping", yellow
 	case s.State == pidfile.Running || s.State == pidfile.Elsewhere:
 		return s.State.String(), green
 	case s.State == pidfile.Stale:
@@ -286,6 +293,11 @@ func statusCode(sts []multi.Status) int {
 		case s.Err != nil, s.Lost != nil:
 			// A lost node runs, unseen through its lock: unknown.
 			return exitUnknown
+		case s.Stopping != 0:
+			// On its way out: not running.
+			if code == exitOK {
+				code = exitStopped
+			}
 		case s.State == pidfile.Stale:
 			code = exitFailed
 		case s.State == pidfile.Absent && code == exitOK:

@@ -24,7 +24,8 @@ func cluster(c *cli.Context, a *Args) (*multi.Cluster, error) {
 	}
 	// Detach: this process exits right after, and its nodes are reparented.
 	cl := &multi.Cluster{Nodes: ns, RunDir: rundir(a), Group: a.Flags["group"] == "true", Detach: true,
-		SignalLost: a.Flags["lost"] == "true", Rolling: a.Flags["rolling"] == "true"}
+		SignalLost: a.Flags["lost"] == "true", Rolling: a.Flags["rolling"] == "true",
+		AllowSharedFolders: a.Flags["allow-shared-folders"] == "true"}
 	if t := a.Flags["settle"]; t == "0" {
 		cl.Settle = -1 // no window
 	} else if t != "" {
@@ -84,6 +85,8 @@ func resolve(c *cli.Context, a *Args) ([]nodes.Node, error) {
 		Command:     a.Command,
 		SelfLock:    a.Flags["self-lock"] == "true",
 		Env:         a.Env,
+
+		AllowSharedFolders: a.Flags["allow-shared-folders"] == "true",
 	}
 	if s, ok := a.Flags["suffix"]; ok {
 		spec.Host = s

@@ -11,7 +11,10 @@ import (
 
 // A Folder is a directory files are named in; without the *at calls, by
 // path.
-type Folder struct{ path string }
+type Folder struct {
+	path   string
+	shared bool // never set here: no owners to compare
+}
 
 // OpenFolder makes sure path is a folder, creating it with create.
 func OpenFolder(path string, create bool) (*Folder, error) {
@@ -81,3 +84,9 @@ func (d *Folder) Exchange(a, b string) error { return errors.ErrUnsupported }
 
 // RenameNew would rename without replacing: not here (errors.ErrUnsupported).
 func (d *Folder) RenameNew(old, new string) error { return errors.ErrUnsupported }
+
+// OpenWorkFolder makes sure path is a folder.
+func OpenWorkFolder(path string) (*Folder, error) { return OpenFolder(path, false) }
+
+// File has no descriptor to give here: nil.
+func (d *Folder) File() *os.File { return nil }

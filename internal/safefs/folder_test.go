@@ -88,3 +88,59 @@ var (
 	needRoot = testutil.NeedRoot
 	rootFile = testutil.RootFile
 )
+
+// A folder that someone other than root or this user can write to is
+// refused, as OpenSSH's StrictModes refuses such a home, with an error
+// naming it, its owner and its mode; accepted, it is opened and says it
+// is shared. Anyone who can write to it could have put any file there,
+// or renamed one of root's there under a record's name.
+func TestUnsafeFolderRefused(t *testing.T) {
+	needRoot(t)
+	t.Parallel()
+	base := t.TempDir()
+	for _, c := range []struct {
+		name string
+		mode os.FileMode
+		uid  int
+		want string // "" when the folder is safe
+	}{
+		{"other-users", 0o755, nobody, "(owner uid 65534, mode 755)"},
+		{"group-writable", 0o775, 0, "(owner uid 0, mode 775)"},
+		{"world-writable", 0o777, 0, "(owner uid 0, mode 777)"},
+		{"sticky", 0o777 | os.ModeSticky, 0, "(owner uid 0, mode 1777)"},
+		{"roots", 0o755, 0, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(base, c.name)
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(dir, c.mode)
+			os.Chown(dir, c.uid, c.uid)
+			d, err := safefs.OpenFolder(dir, false)
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("OpenFolder of a safe folder: %v", err)
+				}
+				if d.Shared() {
+					t.Errorf("a safe folder says it is shared")
+				}
+				d.Close()
+				return
+			}
+			var ue *safefs.UnsafeFolderError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), "folder "+dir+" "+c.want) {
+				t.Fatalf("OpenFolder(%s): %v; want an UnsafeFolderError saying %q", dir, err, c.want)
+			}
+			safefs.AcceptShared(dir)
+			d, err = safefs.OpenFolder(dir, false)
+			if err != nil {
+				t.Fatalf("OpenFolder of an accepted folder: %v", err)
+			}
+			defer d.Close()
+			if !d.Shared() {
+				t.Errorf("an accepted unsafe folder does not say it is shared")
+			}
+		})
+	}
+}

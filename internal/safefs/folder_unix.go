@@ -22,8 +22,9 @@ const maxLinks = 40
 // that swapping a folder on the path for a symbolic link after the walk
 // cannot send the operation elsewhere.
 type Folder struct {
-	f    *os.File // O_PATH on Linux: enough for the *at calls
-	path string
+	f      *os.File // O_PATH on Linux: enough for the *at calls
+	path   string
+	shared bool // others can write to it, and it was accepted
 }
 
 // OpenFolder opens the folder at path one element at a time from "/",
@@ -42,21 +43,52 @@ type Folder struct {
 // unix. On Linux a path without any link is opened in one openat2 call
 // (see openFast); its RESOLVE_NO_SYMLINKS alone would refuse the trusted
 // links too, so a path with links takes the walk.
+//
+// The folder reached must itself be one that nobody but root or this
+// user can write to, as OpenSSH's StrictModes wants of a home: owned by
+// root or this user, and neither group- nor world-writable. Otherwise
+// whoever can write to it could have put any file there, or renamed one
+// of root's there (a pidfile or logfile whose content a de-privileged
+// node wrote, renamed to a record's name), and it is refused with an
+// [UnsafeFolderError], unless it was accepted ([AcceptShared]).
 func OpenFolder(path string, create bool) (*Folder, error) {
+	fd, path, err := walk(path, create)
+	if err != nil {
+		return nil, err
+	}
+	return checkedFolder(fd, path)
+}
+
+// OpenWorkFolder opens the folder at path as [OpenFolder] does, without
+// making it, and without its rule on who may write to the folder reached:
+// for a node's working folder, where multi opens no file of its own. A
+// command named relative to that folder (./run.sh) is a file in it: open
+// the folder with OpenFolder then.
+func OpenWorkFolder(path string) (*Folder, error) {
+	fd, path, err := walk(path, false)
+	if err != nil {
+		return nil, err
+	}
+	return &Folder{f: os.NewFile(uintptr(fd), path), path: path}, nil
+}
+
+// walk opens the folder at path for [OpenFolder], and returns its
+// descriptor and its path made absolute and clean.
+func walk(path string, create bool) (int, string, error) {
 	if !filepath.IsAbs(path) {
 		abs, err := filepath.Abs(path)
 		if err != nil {
-			return nil, err
+			return -1, "", err
 		}
 		path = abs
 	}
 	path = filepath.Clean(path)
 	if fd, ok := openFast(path); ok {
-		return &Folder{f: os.NewFile(uintptr(fd), path), path: path}, nil
+		return fd, path, nil
 	}
 	fd, err := unix.Open("/", oPath|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: "/", Err: err}
+		return -1, "", &fs.PathError{Op: "open", Path: "/", Err: err}
 	}
 	here, links := "/", 0
 	rest := strings.Split(path, "/")
@@ -80,7 +112,7 @@ func OpenFolder(path string, create bool) (*Folder, error) {
 				if create {
 					op = "mkdir"
 				}
-				return nil, &fs.PathError{Op: op, Path: filepath.Join(here, name), Err: err}
+				return -1, "", &fs.PathError{Op: op, Path: filepath.Join(here, name), Err: err}
 			}
 			target, err := trustedLink(fd, name, &st, filepath.Join(here, name), here)
 			if err == nil && links >= maxLinks {
@@ -88,13 +120,13 @@ func OpenFolder(path string, create bool) (*Folder, error) {
 			}
 			if err != nil {
 				unix.Close(fd)
-				return nil, err
+				return -1, "", err
 			}
 			links++
 			if filepath.IsAbs(target) {
 				unix.Close(fd)
 				if fd, err = unix.Open("/", oPath|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
-					return nil, &fs.PathError{Op: "open", Path: "/", Err: err}
+					return -1, "", &fs.PathError{Op: "open", Path: "/", Err: err}
 				}
 				here = "/"
 			}
@@ -104,7 +136,23 @@ func OpenFolder(path string, create bool) (*Folder, error) {
 		unix.Close(fd)
 		fd, here = next, filepath.Join(here, name)
 	}
-	return &Folder{f: os.NewFile(uintptr(fd), path), path: path}, nil
+	return fd, path, nil
+}
+
+// checkedFolder returns the folder open at fd, path, if nobody but root
+// or this user can write to it, or it was accepted (see [OpenFolder]).
+func checkedFolder(fd int, path string) (*Folder, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	err := checkFolder(path, &st)
+	if err != nil && !accepted(path) {
+		unix.Close(fd)
+		return nil, err
+	}
+	return &Folder{f: os.NewFile(uintptr(fd), path), path: path, shared: err != nil}, nil
 }
 
 // trustedLink returns the target of the link name in the folder dirfd if
@@ -139,6 +187,10 @@ func (d *Folder) Close() error { return d.f.Close() }
 // Path returns the folder's path, as it was given (made absolute and
 // clean).
 func (d *Folder) Path() string { return d.path }
+
+// File is the folder's open descriptor (O_PATH on Linux: enough for
+// fchdir(2)), which [Folder.Close] closes.
+func (d *Folder) File() *os.File { return d.f }
 
 // Stat describes the folder itself, for [CheckOwner].
 func (d *Folder) Stat() (fs.FileInfo, error) { return d.f.Stat() }

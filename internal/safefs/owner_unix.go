@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // CheckOwner refuses a pidfile, logfile or record, already open and
@@ -37,6 +39,23 @@ func CheckOwner(st fs.FileInfo, dir string, dst fs.FileInfo) error {
 	}
 	return fmt.Errorf("owned by uid %d, not by this user (uid %d) or root, in %s, which others can write to (owner uid %d, mode %s); refusing it",
 		uid, me, dir, downer, dst.Mode())
+}
+
+// checkFolder is the folder rule of [OpenFolder] (OpenSSH's StrictModes):
+// the folder at path, described by st, must be owned by root or this
+// user, and writable by its owner alone. A sticky folder is no exception:
+// others cannot rename or remove its files there, but they can rename a
+// file of root's into it from a folder of their own.
+func checkFolder(path string, st *unix.Stat_t) error {
+	me := uint32(os.Geteuid())
+	if (st.Uid == 0 || st.Uid == me) && st.Mode&0o022 == 0 {
+		return nil
+	}
+	mode := fs.FileMode(st.Mode&0o777) | fs.ModeDir
+	if st.Mode&unix.S_ISVTX != 0 {
+		mode |= fs.ModeSticky
+	}
+	return &UnsafeFolderError{Path: path, UID: int(st.Uid), Mode: mode}
 }
 
 // CheckOneLink refuses a file with more than one name: a hard link

@@ -30,8 +30,12 @@ func OpenClaim(path string) (*Claim, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ownFile(f) {
+		closeFile(f) // parked, not closed
+		return nil, &HeldError{Path: path, PID: os.Getpid()}
+	}
 	if err := safefs.SetBlocking(f); err != nil {
-		f.Close()
+		closeFile(f)
 		return nil, fmt.Errorf("pidfile %s: %w", path, err)
 	}
 	return &Claim{f: f, path: path}, nil
@@ -60,5 +64,5 @@ func (c *Claim) Busy(try int, t0 time.Time) error {
 func (c *Claim) Close() error {
 	unlock := lockPath(c.path)
 	defer unlock()
-	return c.f.Close()
+	return closeFile(c.f)
 }

@@ -71,7 +71,8 @@ func (e *ForeignError) OFD() bool { return e.PID < 0 }
 // tells a planted link or directory (ErrBadPidfile) from any other error.
 func describeOpenErr(path string, err error) error {
 	var le *safefs.UnsafeLinkError
-	if errors.As(err, &le) {
+	var fe *safefs.UnsafeFolderError
+	if errors.As(err, &le) || errors.As(err, &fe) {
 		return fmt.Errorf("%w: %s: %w", ErrBadPidfile, path, err)
 	}
 	if safefs.IsSymlinkErr(err) {

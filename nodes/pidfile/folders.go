@@ -79,6 +79,9 @@ func (fo *Folders) OpenToRemove(path string) (*Handle, error) {
 	}
 	unlock := lockPath(path)
 	defer unlock()
+	if h := ownHandle(path); h != nil {
+		return h, nil
+	}
 	sf, err := fo.folder(filepath.Dir(path))
 	if err != nil {
 		return nil, describeOpenErr(path, err)
@@ -103,7 +106,7 @@ func openIn(d *safefs.Folder, path string, flag int) (*os.File, error) {
 		return nil, describeOpenErr(path, err)
 	}
 	if err := checkRegularIn(f, path, d); err != nil {
-		f.Close()
+		closeFile(f)
 		return nil, err
 	}
 	return f, nil

@@ -93,7 +93,7 @@ func Inspect(path string) (Info, error) {
 	if err != nil {
 		return info, err
 	}
-	defer h.f.Close()
+	defer h.closeLocked()
 	return h.Snapshot()
 }
 
@@ -101,6 +101,11 @@ func Inspect(path string) (Info, error) {
 // it, of what kind, and the pid the file's text names.
 func (h *Handle) Snapshot() (Info, error) {
 	info := Info{Path: h.path}
+	if ownFile(h.f) {
+		info.State, info.PID = Running, os.Getpid()
+		info.FilePID, info.FileErr = h.ReadPID()
+		return info, nil
+	}
 	l, err := getlk(h.f)
 	if err != nil {
 		return info, fmt.Errorf("pidfile %s: lock test: %w", h.path, err)
@@ -123,6 +128,9 @@ type Handle struct {
 	// its name is checked and unlinked; without it the folder is reached
 	// again from / for that.
 	dir *sharedFolder
+	// borrowed: f is the descriptor of a lock this process holds, which
+	// the handle never closes.
+	borrowed bool
 }
 
 // Open opens the pidfile at path for lock tests. The error wraps
@@ -140,6 +148,9 @@ func Open(path string) (*Handle, error) {
 func OpenToRemove(path string) (*Handle, error) {
 	unlock := lockPath(path)
 	defer unlock()
+	if h := ownHandle(path); h != nil {
+		return h, nil
+	}
 	f, err := openPidfile(path, os.O_RDWR, 0)
 	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
 		return openHandle(path)
@@ -151,6 +162,9 @@ func OpenToRemove(path string) (*Handle, error) {
 }
 
 func openHandle(path string) (*Handle, error) {
+	if h := ownHandle(path); h != nil {
+		return h, nil
+	}
 	f, err := openPidfile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
@@ -165,6 +179,9 @@ func (h *Handle) Path() string { return h.path }
 // nobody does, Running with the holder's pid, Elsewhere, or Foreign (a
 // lock that is not a node's; see [Handle.Snapshot] for what it is).
 func (h *Handle) Holder() (State, int, error) {
+	if ownFile(h.f) {
+		return Running, os.Getpid(), nil
+	}
 	l, err := getlk(h.f)
 	if err != nil {
 		return Stale, 0, fmt.Errorf("pidfile %s: lock test: %w", h.path, err)
@@ -197,13 +214,20 @@ func (h *Handle) ReadPID() (int, error) {
 	return ParsePID(buf[:n])
 }
 
-// Close closes the handle. It waits for any lock this process holds on the
-// same path to be let go first, since closing any descriptor of a file drops
-// every POSIX lock the process holds on it.
+// Close closes the handle. A descriptor of a file this process holds the
+// lock of stays open until the lock is let go (see the package doc).
 func (h *Handle) Close() error {
 	unlock := lockPath(h.path)
 	defer unlock()
-	err := h.f.Close()
+	return h.closeLocked()
+}
+
+// closeLocked is Close, for a caller that has the path's turn already.
+func (h *Handle) closeLocked() error {
+	if h.borrowed {
+		return nil
+	}
+	err := closeFile(h.f)
 	if h.dir != nil {
 		h.dir.unref()
 		h.dir = nil

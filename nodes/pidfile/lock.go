@@ -41,9 +41,7 @@ func Acquire(path string) (*Lock, error) {
 	if _, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0); err != nil {
 		return nil, unlinkClose(f, path, fmt.Errorf("pidfile %s: cannot write the pid: %w", path, safefs.BareErr(err)))
 	}
-	l := &Lock{f: f, path: path}
-	setOwned(path, true)
-	return l, nil
+	return &Lock{f: f, path: path}, nil
 }
 
 // lockFile opens path and takes its lock for the process pid, retrying
@@ -58,14 +56,19 @@ func lockFile(path string, pid int) (*os.File, error) {
 		if err != nil {
 			return nil, err
 		}
+		if !claimHeld(f) {
+			// Locked by this process already: f is parked, not closed.
+			closeFile(f)
+			return nil, &HeldError{Path: path, PID: pid}
+		}
 		if err := safefs.SetBlocking(f); err != nil {
-			f.Close()
+			closeFile(f)
 			return nil, fmt.Errorf("pidfile %s: %w", path, err)
 		}
 		err = setlk(f)
 		if errors.Is(err, errWouldBlock) {
 			err := whyBusy(f, path, try >= lockTries || time.Since(t0) > BriefWait)
-			f.Close()
+			closeFile(f)
 			if err != nil {
 				return nil, err
 			}
@@ -74,15 +77,16 @@ func lockFile(path string, pid int) (*os.File, error) {
 			continue
 		}
 		if err != nil {
-			f.Close()
+			closeFile(f)
 			return nil, fmt.Errorf("pidfile %s: lock: %w", path, err)
 		}
 		h := &Handle{f: f, path: path}
 		if !h.SameFile() {
 			// Removed or replaced between our open and our lock.
-			f.Close()
+			closeFile(f)
 			continue
 		}
+		markLocked(f)
 		return f, nil
 	}
 }
@@ -125,7 +129,6 @@ func (l *Lock) Path() string { return l.path }
 func (l *Lock) Release() error {
 	unlock := lockPath(l.path)
 	defer unlock()
-	setOwned(l.path, false)
 	return unlinkClose(l.f, l.path, nil)
 }
 
@@ -133,6 +136,5 @@ func (l *Lock) Release() error {
 func (l *Lock) Close() error {
 	unlock := lockPath(l.path)
 	defer unlock()
-	setOwned(l.path, false)
-	return l.f.Close()
+	return closeFile(l.f)
 }

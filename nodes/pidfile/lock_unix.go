@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -70,4 +71,31 @@ func readHead(f *os.File, buf []byte) (n int, err error) {
 		return 0, io.EOF
 	}
 	return n, nil
+}
+
+// fileIDOf names f's file by its device and inode.
+func fileIDOf(f *os.File) (fileID, bool) {
+	st, err := f.Stat()
+	if err != nil {
+		return fileID{}, false
+	}
+	return statID(st)
+}
+
+// fileIDAt names the file at path (not following a last link) by its
+// device and inode.
+func fileIDAt(path string) (fileID, bool) {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return fileID{}, false
+	}
+	return statID(st)
+}
+
+func statID(st os.FileInfo) (fileID, bool) {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileID{}, false
+	}
+	return fileID{dev: uint64(sys.Dev), ino: uint64(sys.Ino)}, true
 }

@@ -27,7 +27,7 @@ func openPidfile(path string, flag int, perm fs.FileMode) (*os.File, error) {
 		return nil, describeOpenErr(path, err)
 	}
 	if err := checkRegularIn(f, path, d); err != nil {
-		f.Close()
+		closeFile(f)
 		return nil, err
 	}
 	return f, nil
@@ -57,13 +57,11 @@ func checkRegularIn(f *os.File, path string, d *safefs.Folder) error {
 	return nil
 }
 
-// POSIX locks belong to the process, and closing any descriptor of a file
-// drops every lock the process holds on it. So operations in this process
-// that lock, or close a descriptor of, the same pidfile take turns.
+// Operations in this process that lock, or remove, the same path take
+// turns (see the package doc).
 var (
 	pathMu   sync.Mutex
 	pathLock = map[string]*sync.Mutex{}
-	ownedSet = map[string]bool{}
 )
 
 func lockPath(path string) (unlock func()) {
@@ -78,18 +76,15 @@ func lockPath(path string) (unlock func()) {
 	return mu.Unlock
 }
 
-func owned(path string) bool {
-	pathMu.Lock()
-	defer pathMu.Unlock()
-	return ownedSet[path]
-}
+// owned reports whether this process holds the lock of the file at path.
+func owned(path string) bool { return ownAt(path) != nil }
 
-func setOwned(path string, on bool) {
-	pathMu.Lock()
-	defer pathMu.Unlock()
-	if on {
-		ownedSet[path] = true
-	} else {
-		delete(ownedSet, path)
+// ownHandle returns a handle on the locked descriptor of the file at path,
+// if this process holds its lock, so that no second descriptor is opened;
+// nil otherwise.
+func ownHandle(path string) *Handle {
+	if f := ownAt(path); f != nil {
+		return &Handle{f: f, path: path, borrowed: true}
 	}
+	return nil
 }

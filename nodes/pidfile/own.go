@@ -3,6 +3,8 @@ package pidfile
 import (
 	"errors"
 	"os"
+
+	"github.com/multi-launcher/multi/internal/safefs"
 )
 
 // Environment variables through which multi hands a node its pidfile
@@ -33,12 +35,15 @@ var ErrNoPidfile = errors.New("nodes: $" + EnvPidfile + " is not set")
 // works as well when multi's exec step has locked the pidfile already:
 // POSIX locks belong to the process, which then owns it either way.
 //
-// The pidfile must not be opened and closed elsewhere in the program:
-// closing any descriptor of a file drops all the process's locks on it.
+// The pidfile must not be opened and closed elsewhere in the program but
+// through this package (see the package doc).
 func OwnFromEnv() (*Lock, error) {
 	path := os.Getenv(EnvPidfile)
 	if path == "" {
 		return nil, ErrNoPidfile
 	}
+	// A pidfile folder others can write to, if multi accepted it
+	// (--allow-shared-folders).
+	safefs.AcceptSharedFromEnv()
 	return Acquire(path)
 }

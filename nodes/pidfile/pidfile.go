@@ -23,10 +23,20 @@
 // lock on Linux, brief_linux.go); elsewhere every operation that locks
 // fails with [errors.ErrUnsupported] (lock_other.go).
 //
-// POSIX locks belong to the process, and closing any descriptor of a
-// locked file drops them all: within one process, the operations of this
-// package on one path take turns, and a program must not open and close
-// its own pidfile by other means.
+// # The calling process's own locks
+//
+// POSIX locks belong to the process, not to a descriptor: closing any
+// descriptor of a locked file, a second one opened just to test the lock,
+// drops every lock the process holds on it, and F_GETLK never shows a
+// process its own lock. So this package keeps a registry of the locks the
+// process holds, by file (device and inode, as cmd/go's lockedfile does):
+// an operation on a path that names such a file, by whatever path, reuses
+// the lock's own descriptor instead of opening another; a descriptor
+// opened anyway (the path swapped meanwhile) is not closed but kept until
+// the lock is let go; and the lock tests report the file held by this
+// process ([Running], the PID [os.Getpid]), so that no caller takes it
+// for stale. Operations on one path take turns. A program must not open
+// and close its own pidfile by other means than this package.
 package pidfile
 
 import (

@@ -39,12 +39,12 @@ func RemoveStale(path string) error {
 			return unlinkClose(f, path, nil)
 		}
 		if !errors.Is(err, errWouldBlock) {
-			f.Close()
+			closeFile(f)
 			return fmt.Errorf("pidfile %s: lock: %w", path, err)
 		}
 		h := &Handle{f: f, path: path}
 		info, herr := h.Snapshot()
-		f.Close()
+		closeFile(f)
 		var fe *ForeignError
 		switch {
 		case herr != nil:
@@ -137,7 +137,7 @@ func unlinkClose(f *os.File, path string, cause error) error {
 	if err := unlinkSame(f, path); err != nil && cause == nil {
 		cause = err
 	}
-	if err := f.Close(); err != nil && cause == nil {
+	if err := closeFile(f); err != nil && cause == nil {
 		cause = err
 	}
 	return cause

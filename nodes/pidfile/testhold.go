@@ -4,11 +4,13 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/multi-launcher/multi/internal/testhooks"
 )
 
 // Test-only environment variables, which hold open the windows in which
 // one multi meets another's brief locks, so that tests of those windows
-// are deterministic. They are not for use outside tests.
+// are deterministic. They act only in test builds (package testhooks).
 const (
 	// testHoldEnv set to a path makes [Acquire] (so a node's exec step)
 	// and [RemoveStale], right after taking their lock, write their pid to
@@ -23,7 +25,7 @@ const (
 
 // testHoldLock is the hook of [testHoldEnv].
 func testHoldLock() {
-	path := os.Getenv(testHoldEnv)
+	path := testhooks.Getenv(testHoldEnv)
 	if path == "" {
 		return
 	}
@@ -45,7 +47,7 @@ func testHoldLock() {
 // testMarkBrief is the hook of [testBriefEnv], for a multi about to wait
 // out a brief lock (see [BriefWaiter]).
 func testMarkBrief() {
-	if path := os.Getenv(testBriefEnv); path != "" {
+	if path := testhooks.Getenv(testBriefEnv); path != "" {
 		touch(path)
 	}
 }

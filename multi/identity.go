@@ -1,0 +1,147 @@
+package multi
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
+	"github.com/multi-launcher/multi/waiter"
+)
+
+// ErrHolderMismatch: the node's pidfile is locked, but not by the process
+// the node's record names (the pidfile was replaced, say by another
+// node's); nothing is signalled. See [HolderError].
+var ErrHolderMismatch = errors.New("the lock holder is not the process the node's record names")
+
+// A HolderError reports a node whose pidfile is locked by a process other
+// than the one its record names: the holder's pid, pinned, is not the
+// recorded one, or has another start time, or (where the kernel has pidfs)
+// another pidfd inode. A node is its lock holder and its record together;
+// a holder the record does not name is not signalled.
+type HolderError struct {
+	Node    string
+	PidFile string
+	// PID and Started: the lock holder, as this pid namespace names it.
+	PID     int
+	Started time.Time
+	// Recorded is the process the node's record names.
+	Recorded nodes.Started
+}
+
+func (e *HolderError) Error() string {
+	return fmt.Sprintf("pidfile %s is locked by pid %d%s, not by pid %d%s that the record of %s names; not signalled (was the pidfile replaced?)",
+		e.PidFile, e.PID, startedText(e.Started), e.Recorded.PID,
+		startedText(nodes.Proc{StartTicks: e.Recorded.StartTicks}.Start()), e.Node)
+}
+
+// Is makes errors.Is(err, ErrHolderMismatch) true.
+func (e *HolderError) Is(target error) bool { return target == ErrHolderMismatch }
+
+func startedText(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return " (started " + t.Format(time.DateTime) + ")"
+}
+
+// holderError reports that pid, the lock holder, is not want.
+func holderError(pid int, want nodes.Started) *HolderError {
+	e := &HolderError{PID: pid, Recorded: want}
+	if p, err := nodes.ReadProc(pid); err == nil {
+		e.Started = p.Start()
+	}
+	return e
+}
+
+// recordedProcess returns the process n's record names, which the lock
+// holder must be before it is signalled. It is zero, and any holder is
+// taken, when there is nothing to check against: no record (a node given
+// by its pidfile alone), a record of another pidfile, or a record without
+// a process (written by an older multi, or by a start that has not seen
+// its node hold the lock yet: start writes a record without a process
+// before it spawns the node).
+func (c *Cluster) recordedProcess(n nodes.Node) nodes.Started {
+	rec, st, err := nodes.ReadRecordStarted(c.rundir(), n.Name)
+	if err != nil || rec.PidFile != n.PidFile {
+		return nodes.Started{}
+	}
+	return st
+}
+
+// signalRecorded is signalKeep of n's pidfile (for writing, in its folder
+// as dirs has it open), with the process n's record names as the holder
+// to be. A record read before a concurrent start recorded its node is
+// read once more before the holder is called a mismatch.
+func (c *Cluster) signalRecorded(n nodes.Node, sig syscall.Signal, dirs *pidfile.Folders, keep bool) (pidfile.Info, *pidfile.Handle, *os.File, error) {
+	want := c.recordedProcess(n)
+	if want.PID == 0 {
+		if err := c.unconfirmed(n); err != nil {
+			return pidfile.Info{Path: n.PidFile}, nil, nil, err
+		}
+	}
+	info, h, pidfd, err := signalKeep(n.PidFile, 0, want, sig, c.Group, true, dirs, keep)
+	var he *HolderError
+	if errors.As(err, &he) {
+		if again := c.recordedProcess(n); again != want {
+			if h != nil {
+				h.Close()
+			}
+			info, h, pidfd, err = signalKeep(n.PidFile, 0, again, sig, c.Group, true, dirs, keep)
+		}
+	}
+	if errors.As(err, &he) {
+		he.Node = n.Name
+	}
+	return info, h, pidfd, err
+}
+
+// killRecorded is killHeld (the SIGKILL round) of t, n's target, with the
+// process n's record names as the holder to be when the pidfile must be
+// opened again.
+func (c *Cluster) killRecorded(n nodes.Node, t waiter.Target, sig syscall.Signal) error {
+	err := killHeld(t.Handle, t.Pidfd, t.Path, t.PID, c.recordedProcess(n), sig, c.Group)
+	var he *HolderError
+	if errors.As(err, &he) {
+		he.Node = n.Name
+	}
+	return err
+}
+
+// heldRecord says what a start of n that found its lock held by pid puts
+// back in n's record, which it rewrote without a process: prev, the
+// process the record named before, while that process runs (the holder,
+// most likely: the node was running); no process when it is gone (the
+// holder is then a concurrent start's node, which a dead process must not
+// stand for, or no stop could check it). With put false nothing is put
+// back: the record names the holder by now, written by the start that
+// started it.
+func (c *Cluster) heldRecord(n nodes.Node, prev nodes.Started, pid int) (st nodes.Started, put bool) {
+	if _, cur, err := nodes.ReadRecordStarted(c.rundir(), n.Name); err == nil && cur.PID == pid && cur != prev {
+		return nodes.Started{}, false
+	}
+	if prev.PID == 0 {
+		return prev, true
+	}
+	if _, ok := recordedRuns(prev); ok {
+		return prev, true
+	}
+	return nodes.Started{}, true
+}
+
+// procIs reports whether pid, with the start time /proc gives it, is the
+// process want names: the check where no pidfd inode can be compared.
+// Where /proc cannot be read for start times, the pid alone.
+func procIs(pid int, want nodes.Started) bool {
+	if pid != want.PID {
+		return false
+	}
+	p, err := nodes.ReadProc(pid)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return true
+	}
+	return err == nil && p.StartTicks == want.StartTicks
+}

@@ -1,0 +1,81 @@
+package multi
+
+import (
+	"strconv"
+
+	"github.com/multi-launcher/multi/nodes"
+	"golang.org/x/sys/unix"
+)
+
+// pidfdIno returns the inode number of the pidfd pfd where it names one
+// process for the whole boot: on a kernel with pidfs (Linux 6.9+), which
+// numbers each process's inode from a 64-bit counter and never hands a
+// number out again. Elsewhere it returns 0: before pidfs every pidfd
+// shares one anonymous inode, and on 32-bit machines the numbers can wrap.
+func pidfdIno(pfd int) uint64 {
+	if strconv.IntSize < 64 {
+		return 0
+	}
+	var fs unix.Statfs_t
+	if unix.Fstatfs(pfd, &fs) != nil || fs.Type != unix.PID_FS_MAGIC {
+		return 0
+	}
+	var st unix.Stat_t
+	if unix.Fstat(pfd, &st) != nil {
+		return 0
+	}
+	return uint64(st.Ino)
+}
+
+// identify returns what names the process pid for good, for its node's
+// record: its pid, its start time and, where the kernel has pidfs, the
+// inode of a pidfd of it. pid must not be reused meanwhile: it is an
+// unreaped child of this process.
+func identify(pid int) (nodes.Started, error) {
+	p, err := nodes.ReadProc(pid)
+	if err != nil {
+		return nodes.Started{}, err
+	}
+	st := nodes.Started{PID: pid, StartTicks: p.StartTicks}
+	if pfd, err := unix.PidfdOpen(pid, 0); err == nil {
+		st.PidfdIno = pidfdIno(pfd)
+		unix.Close(pfd)
+	}
+	return st, nil
+}
+
+// pinnedIs reports whether the process pfd pins (pid, as this pid
+// namespace names it) is the process want names: by the pidfd's inode
+// when the record has one and the kernel gives them, which no other
+// process can share; else by pid and start time, which a pid reused
+// within the tick the recorded process started in would match.
+func pinnedIs(pfd, pid int, want nodes.Started) bool {
+	if want.PidfdIno != 0 {
+		if ino := pidfdIno(pfd); ino != 0 {
+			return ino == want.PidfdIno
+		}
+	}
+	return procIs(pid, want)
+}
+
+// recordedRuns returns the process st names when it runs (not a zombie),
+// checked as [pinnedIs] checks it, through a pidfd opened for the check.
+func recordedRuns(st nodes.Started) (nodes.Proc, bool) {
+	pfd, err := unix.PidfdOpen(st.PID, 0)
+	switch err {
+	case nil:
+		defer unix.Close(pfd)
+	case unix.ENOSYS, unix.EPERM, unix.EINVAL:
+		pfd = -1 // no pidfds here: pid and start time
+	default:
+		return nodes.Proc{}, false
+	}
+	p, err := nodes.ReadProc(st.PID)
+	if err != nil || p.Gone() {
+		return nodes.Proc{}, false
+	}
+	if pfd < 0 {
+		return p, p.StartTicks == st.StartTicks
+	}
+	return p, pinnedIs(pfd, st.PID, st)
+}

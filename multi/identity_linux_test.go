@@ -1,0 +1,139 @@
+package multi_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/multi-launcher/multi/multi"
+	"github.com/multi-launcher/multi/nodes"
+	"golang.org/x/sys/unix"
+)
+
+// TestHolderMismatchNotSignalled: w2's pidfile renamed over w1's (a user
+// who can write the pidfiles' folder), w1's pidfile is locked by w2's
+// process. Every verb aimed at w1 fails with ErrHolderMismatch, naming
+// both pids, and signals nothing: the sleeps (which any of these signals
+// would end) both live on. The SIGKILL round's fallback, which opens the
+// pidfile again, checks the same.
+func TestHolderMismatchNotSignalled(t *testing.T) {
+	c := cluster(t, "", "w1", "w2")
+	c.Detach = true
+	ctx := context.Background()
+	if _, err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p1, p2 := holderOf(t, c.Nodes[0]), holderOf(t, c.Nodes[1])
+	alive := map[int]int{}
+	for _, pid := range []int{p1, p2} {
+		fd, err := unix.PidfdOpen(pid, 0)
+		if err != nil {
+			t.Skipf("no pidfds: %v", err)
+		}
+		alive[pid] = fd
+		t.Cleanup(func() {
+			unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+			unix.Close(fd)
+		})
+	}
+	if err := os.Rename(c.Nodes[1].PidFile, c.Nodes[0].PidFile); err != nil {
+		t.Fatal(err)
+	}
+	w1, err := c.Only("w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w1.Timeout = 0
+	verbs := []struct {
+		name string
+		verb func(context.Context) ([]multi.Result, error)
+	}{
+		{"Stop", w1.Stop}, {"StopWait", w1.StopWait}, {"Kill", w1.Kill}, {"Restart", w1.Restart},
+		{"Send", func(ctx context.Context) ([]multi.Result, error) { return w1.Send(ctx, syscall.SIGHUP) }},
+	}
+	for _, v := range verbs {
+		res, err := v.verb(ctx)
+		if !errors.Is(err, multi.ErrHolderMismatch) {
+			t.Errorf("%s: %v; want ErrHolderMismatch", v.name, err)
+			continue
+		}
+		var he *multi.HolderError
+		if !errors.As(err, &he) || he.Node != "w1" || he.PidFile != c.Nodes[0].PidFile || he.PID != p2 || he.Recorded.PID != p1 {
+			t.Errorf("%s: %#v; want w1, its pidfile, holder %d, recorded %d", v.name, he, p2, p1)
+		}
+		msg := res[0].String()
+		for _, want := range []string{"w1", c.Nodes[0].PidFile, "pid " + strconv.Itoa(p2), "pid " + strconv.Itoa(p1), "not signalled"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%s: %q does not name %q", v.name, msg, want)
+			}
+		}
+		if res[0].Outcome != multi.Failed {
+			t.Errorf("%s: outcome %v; want Failed", v.name, res[0].Outcome)
+		}
+	}
+	_, want, err := nodes.ReadRecordStarted(c.RunDir, "w1")
+	if err != nil || want.PID != p1 {
+		t.Fatalf("w1's record: %+v, %v; want pid %d", want, err, p1)
+	}
+	if err := multi.KillHeldRecorded(nil, nil, c.Nodes[0].PidFile, p2, want, syscall.SIGKILL, false); !errors.Is(err, multi.ErrHolderMismatch) {
+		t.Errorf("KillHeld with no handle: %v; want ErrHolderMismatch", err)
+	}
+	for pid, fd := range alive {
+		// A pidfd is readable once its process has exited (a zombie has).
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if n, err := unix.Poll(fds, 0); err != nil || n != 0 {
+			t.Errorf("pid %d exited (%v); want it alive, never signalled", pid, err)
+		}
+	}
+}
+
+// TestHeldRecord: what a start that lost the race for its node's lock
+// puts back in the record it rewrote without a process. Never a process
+// that is gone over the record of the start that won (else no stop could
+// check the winner, and the node could not be stopped by name); never
+// anything over a record that names the holder already; the process the
+// record named before while it runs (the holder, or the node whose pidfile
+// was replaced: holder_swap).
+func TestHeldRecord(t *testing.T) {
+	c := cluster(t, "", "w1")
+	c.Detach = true
+	if _, err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	n := c.Nodes[0]
+	p := holderOf(t, n)
+	_, live, err := nodes.ReadRecordStarted(c.RunDir, "w1")
+	if err != nil || live.PID != p {
+		t.Fatalf("w1's record: %+v, %v; want pid %d", live, err, p)
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := nodes.Started{PID: gone.Process.Pid, StartTicks: 1, PidfdIno: 1}
+	for _, tc := range []struct {
+		name    string
+		record  nodes.Started // what the record names when the start looks
+		prev    nodes.Started
+		want    nodes.Started
+		wantPut bool
+	}{
+		{"winner recorded", live, dead, nodes.Started{}, false},
+		{"holder was the node", nodes.Started{}, live, live, true},
+		{"prev gone, winner not recorded yet", nodes.Started{}, dead, nodes.Started{}, true},
+		{"no prev process", nodes.Started{}, nodes.Started{}, nodes.Started{}, true},
+	} {
+		if err := nodes.WriteRecordStarted(c.RunDir, n, tc.record); err != nil {
+			t.Fatal(err)
+		}
+		st, put := c.HeldRecord(n, tc.prev, p)
+		if st != tc.want || put != tc.wantPut {
+			t.Errorf("%s: %+v, %v; want %+v, %v", tc.name, st, put, tc.want, tc.wantPut)
+		}
+	}
+}

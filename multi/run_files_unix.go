@@ -1,0 +1,110 @@
+//go:build unix
+
+package multi
+
+import (
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/multi-launcher/multi/nodes"
+)
+
+// The files a run makes, the ready file and the nodes' run tags, are made
+// and removed in folders it reached once, without following an untrusted
+// link, and held open (see [nodes.Dir]): a folder swapped for a link later
+// sends nothing elsewhere, nothing is written through a planted link, and
+// only the file the run made is removed.
+type runFiles struct {
+	readyDir  *nodes.Dir
+	readyName string
+	readyInfo fs.FileInfo // the ready file made, nil when there is none
+
+	tagDir  *nodes.Dir
+	tagInfo map[string]fs.FileInfo // each node's run tag, by name
+}
+
+// checkReadyFile reaches the ready file's folder, before anything starts;
+// when it cannot, it fails every result, and returns false.
+func (r *run) checkReadyFile(results []Result) bool {
+	if r.o.ReadyFile == "" {
+		return true
+	}
+	if r.c.AllowSharedFolders {
+		// The ready file's folder is one of the run's own, as a
+		// node's pidfile folder is (see Cluster.AllowSharedFolders).
+		nodes.AcceptShared(filepath.Dir(r.o.ReadyFile), nil)
+	}
+	d, err := nodes.OpenDir(filepath.Dir(r.o.ReadyFile))
+	if err != nil {
+		for i := range results {
+			results[i].fail("run", fmt.Errorf("ready file %s: %w", r.o.ReadyFile, err))
+		}
+		return false
+	}
+	r.files.readyDir, r.files.readyName = d, filepath.Base(r.o.ReadyFile)
+	return true
+}
+
+// makeReady makes the ready file.
+func (r *run) makeReady() {
+	if r.files.readyDir == nil {
+		return
+	}
+	st, err := r.files.readyDir.Make(r.files.readyName, []byte("ready\n"), 0o644)
+	if err != nil {
+		r.logf("ready file %s: %v", r.o.ReadyFile, err)
+		return
+	}
+	r.files.readyInfo = st
+}
+
+// removeReady removes the ready file the run made, if it is still there.
+func (r *run) removeReady() {
+	if r.files.readyInfo != nil {
+		r.files.readyDir.RemoveMade(r.files.readyName, r.files.readyInfo)
+		r.files.readyInfo = nil
+	}
+}
+
+// openTags reaches the rundir for the run tags, once it is made.
+func (r *run) openTags() {
+	d, err := nodes.OpenDir(r.c.rundir())
+	if err != nil {
+		r.logf("rundir %s: %v (no run tags: every exit will be taken for a stop from another shell)", r.c.rundir(), err)
+		return
+	}
+	r.files.tagDir, r.files.tagInfo = d, map[string]fs.FileInfo{}
+}
+
+func (r *run) tag(rn *runNode) {
+	if r.files.tagDir == nil {
+		return
+	}
+	st, err := r.files.tagDir.Make(rn.n.Name+runTagExt, nil, 0o600)
+	if err != nil {
+		r.logf("%s: cannot leave its run tag (its exit will be taken for a stop from another shell): %v", rn.n.Name, err)
+		return
+	}
+	r.files.tagInfo[rn.n.Name] = st
+}
+
+// tagged reports whether the node's run tag is still the one the run made.
+func (r *run) tagged(name string) bool {
+	return r.files.tagDir != nil && r.files.tagDir.Has(name+runTagExt, r.files.tagInfo[name])
+}
+
+// closeFiles removes the ready file and the run tags the run made, and
+// lets their folders go.
+func (r *run) closeFiles() {
+	if r.files.readyDir != nil {
+		r.removeReady()
+		r.files.readyDir.Close()
+	}
+	if d := r.files.tagDir; d != nil {
+		for name, st := range r.files.tagInfo {
+			d.RemoveMade(name+runTagExt, st)
+		}
+		d.Close()
+	}
+}

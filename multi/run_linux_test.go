@@ -1,0 +1,78 @@
+package multi
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"github.com/multi-launcher/multi/nodes"
+	"golang.org/x/sys/unix"
+)
+
+// Run, called as a library, gives the calling process back as it found
+// it (not a child subreaper, SIGPIPE not ignored, so that orphans it
+// adopts later are not left unreaped and its children do not inherit
+// SIGPIPE ignored), and says why a run failed with errors a caller can
+// test: a missing program (127), one not executable (126), a duplicate
+// set (1), a node that exited (its code), each with the node's results.
+func TestRunLibraryRestoresAndTypesErrors(t *testing.T) {
+	if !inChild(t, "TestRunLibraryRestoresAndTypesErrors", "MULTI_TEST_RUN_LIBRARY") {
+		return
+	}
+	subreaper := func() int32 {
+		var v int32
+		if err := unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&v)), 0, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if subreaper() != 0 || signal.Ignored(syscall.SIGPIPE) {
+		t.Fatal("the test process is a subreaper, or ignores SIGPIPE, before any run")
+	}
+	rundir := t.TempDir()
+	notExec := filepath.Join(rundir, "not-exec")
+	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(name string, cmd ...string) []nodes.Node {
+		ns, err := nodes.Spec{Names: []string{name}, RunDir: rundir, Command: cmd}.Nodes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ns
+	}
+	dup := mk("d1", "sleep", "300")
+	for _, c := range []struct {
+		name  string
+		nodes []nodes.Node
+		code  int
+		is    error
+	}{
+		{"missing", mk("m1", filepath.Join(rundir, "no-such-program")), 127, ErrCommandNotFound},
+		{"not-executable", mk("x1", notExec), 126, ErrCommandNotExecutable},
+		{"duplicate", append(dup, dup...), 1, ErrDuplicateNode},
+		{"exits", mk("e1", "sh", "-c", "exit 3"), 3, nil},
+	} {
+		code, err := (&Cluster{Nodes: c.nodes, RunDir: rundir}).Run(context.Background(), RunOptions{})
+		var re *RunError
+		switch {
+		case code != c.code || !errors.As(err, &re) || re.Code != c.code || ExitCode(err) != c.code:
+			t.Errorf("%s: Run = %d, %v; want %d and a *RunError with that code", c.name, code, err, c.code)
+		case c.is != nil && !errors.Is(err, c.is):
+			t.Errorf("%s: %v; want errors.Is %v", c.name, err, c.is)
+		case re.Node != c.nodes[0].Name || len(re.Results) != len(c.nodes) || re.Results[0].Outcome != Failed || re.Results[0].Err == nil:
+			t.Errorf("%s: node %q, results %+v; want %s named, each node's result, failed", c.name, re.Node, re.Results, c.nodes[0].Name)
+		}
+		if subreaper() != 0 {
+			t.Errorf("%s: the caller is left a child subreaper", c.name)
+		}
+		if signal.Ignored(syscall.SIGPIPE) {
+			t.Errorf("%s: the caller is left ignoring SIGPIPE", c.name)
+		}
+	}
+}

@@ -1,0 +1,37 @@
+package multi
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
+)
+
+// ErrUnconfirmedHolder: a node's pidfile is in a folder others can write
+// to ([Cluster.AllowSharedFolders]), and its lock holder is not the
+// process the node's record names, or no record names one: not signalled.
+var ErrUnconfirmedHolder = errors.New("lock holder not confirmed by the node's record; not signalled")
+
+// unconfirmed refuses n, whose record names no process, when its
+// pidfile is in a folder others can write to, accepted by
+// c.AllowSharedFolders: anyone who can rename files there could have put
+// another pidfile of root's in its place (another node's, whose holder
+// they could not signal themselves). There the holder is signalled only
+// if it is the process n's record names ([Cluster.signalRecorded]'s
+// check), the record being in a rundir nobody else can write to (records
+// in a shared rundir are not read, so none names a process). nil when
+// n's folder is not such a folder, or nothing holds the lock (signalKeep
+// then says what it finds).
+func (c *Cluster) unconfirmed(n nodes.Node) error {
+	if !c.AllowSharedFolders || !nodes.SharedFolder(filepath.Dir(n.PidFile)) {
+		return nil
+	}
+	info, err := pidfile.Inspect(n.PidFile)
+	if err != nil || info.State != pidfile.Running {
+		return nil
+	}
+	return fmt.Errorf("%w: pidfile %s, in a folder others can write to, is held by pid %d, and no record names the process that runs %s",
+		ErrUnconfirmedHolder, n.PidFile, info.PID, n.Name)
+}

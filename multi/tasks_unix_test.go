@@ -1,0 +1,34 @@
+//go:build unix
+
+package multi
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+// A node that exited at once while a task limit had little room left is
+// told the limit, the likely reason; with room, or for another failure,
+// nothing is added. The error still matches what it did.
+func TestLimitHint(t *testing.T) {
+	exited := &exitError{status: 2 << 8, err: fmt.Errorf("%w (exit status 2; see w1.log)", ErrExitedAtOnce)}
+	room := 3
+	fakeRoom(t, &room, "pids.max 25 of cgroup /t")
+	err := withLimitHint(exited)
+	var ee *exitError
+	if !errors.Is(err, ErrExitedAtOnce) || !errors.As(err, &ee) || ExitCode(err) != 2 {
+		t.Errorf("the hint lost the error: %v (exit code %d)", err, ExitCode(err))
+	}
+	if want := "exited at once (exit status 2; see w1.log); only 3 tasks were left under the pids.max 25 of cgroup /t: it may have found none to make"; err.Error() != want {
+		t.Errorf("with 3 tasks left:\n got %s\nwant %s", err, want)
+	}
+	other := errors.New("logfile w1.log: permission denied")
+	if err := withLimitHint(other); err != other {
+		t.Errorf("another failure got a hint: %v", err)
+	}
+	room = 500
+	if err := withLimitHint(exited); err != error(exited) {
+		t.Errorf("with 500 tasks left: %v", err)
+	}
+}

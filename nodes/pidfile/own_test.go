@@ -1,0 +1,139 @@
+//go:build unix
+
+package pidfile_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/multi-launcher/multi/nodes/pidfile"
+)
+
+// inspectEnv makes the test binary, at init, print what [pidfile.Inspect]
+// says of the pidfile it names ("running PID <nil>") and exit: another
+// process's view of a lock, which F_GETLK never gives its holder.
+const inspectEnv = "PIDFILE_TEST_INSPECT"
+
+func init() {
+	if path := os.Getenv(inspectEnv); path != "" {
+		info, err := pidfile.Inspect(path)
+		fmt.Printf("%s %d %v\n", info.State, info.PID, err)
+		os.Exit(0)
+	}
+}
+
+// heldSeenFromChild returns what another process sees of path's lock.
+func heldSeenFromChild(t *testing.T, path string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), inspectEnv+"="+path, "GORACE=atexit_sleep_ms=0") // the race runtime sleeps a second at exit by default
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("inspecting from a child: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// A process that holds a pidfile's lock keeps it through every operation
+// of the package on the same file, by its path or by another path to it:
+// none opens and closes a second descriptor of it (which would drop the
+// lock), and each sees the file held by this process.
+func TestOwnLockSurvivesEveryOperation(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "w1.pid")
+	l, err := pidfile.Acquire(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	me := os.Getpid()
+	held := func(err error) error {
+		var he *pidfile.HeldError
+		if !errors.As(err, &he) || he.PID != me {
+			return fmt.Errorf("%v; want a HeldError naming pid %d", err, me)
+		}
+		return nil
+	}
+	running := func(st pidfile.State, pid int, err error) error {
+		if err != nil || st != pidfile.Running || pid != me {
+			return fmt.Errorf("%v %d %v; want running %d", st, pid, err, me)
+		}
+		return nil
+	}
+	dirs := pidfile.NewFolders()
+	defer dirs.Close()
+	ops := []struct {
+		name string
+		f    func(p string) error
+	}{
+		{"Inspect", func(p string) error {
+			info, err := pidfile.Inspect(p)
+			return running(info.State, info.PID, err)
+		}},
+		{"Open, Snapshot, Close", func(p string) error {
+			h, err := pidfile.Open(p)
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			info, err := h.Snapshot()
+			return running(info.State, info.PID, err)
+		}},
+		{"OpenToRemove, RemoveIfStale, Close", func(p string) error {
+			h, err := pidfile.OpenToRemove(p)
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			return held(h.RemoveIfStale())
+		}},
+		{"Folders.OpenToRemove, Holder, Close", func(p string) error {
+			h, err := dirs.OpenToRemove(p)
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			return running(h.Holder())
+		}},
+		{"RemoveStale", func(p string) error { return held(pidfile.RemoveStale(p)) }},
+		{"OpenClaim", func(p string) error {
+			c, err := pidfile.OpenClaim(p)
+			if err == nil {
+				c.Close()
+			}
+			return held(err)
+		}},
+		{"Acquire", func(p string) error {
+			l2, err := pidfile.Acquire(p)
+			if err == nil {
+				l2.Close()
+			}
+			return held(err)
+		}},
+	}
+	want := fmt.Sprintf("running %d <nil>", me)
+	for _, p := range []string{path, filepath.Join(dir, "sub", "..", "w1.pid")} {
+		for _, op := range ops {
+			if err := op.f(p); err != nil {
+				t.Errorf("%s(%s): %v", op.name, p, err)
+			}
+			if got := heldSeenFromChild(t, path); got != want {
+				t.Fatalf("after %s(%s), another process sees %q; want %q: the lock was dropped", op.name, p, got, want)
+			}
+		}
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if got := heldSeenFromChild(t, path); got != "stopped 0 <nil>" {
+		t.Fatalf("after Release, another process sees %q; want stopped", got)
+	}
+}

@@ -1,0 +1,47 @@
+package nodes
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// unsafeRune reports whether r must never reach a terminal raw: a C0 or
+// C1 control, DEL, a format character (Unicode category Cf: the bidi
+// overrides and isolates such as U+202E, zero-width characters) or a
+// line or paragraph separator. Each can make a line read otherwise than
+// it is (text reversed, hidden, a line forged) or drive the terminal.
+func unsafeRune(r rune) bool {
+	return r < 0x20 || (r >= 0x7f && r <= 0x9f) ||
+		unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r)
+}
+
+// Printable returns s as it is if it holds only valid UTF-8 and no rune
+// that [unsafeRune] refuses; otherwise with each such rune, and each byte
+// of invalid UTF-8, written as a Go escape (\x1b, \u202e): text that came
+// from a file or a process (a path, an error, a log line) is shown that
+// way, never raw.
+func Printable(s string) string {
+	if !hasControl(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r < 0x80 && unsafeRune(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case unsafeRune(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
