@@ -38,7 +38,7 @@ const goneWait = 5 * time.Second
 // was first started with.
 func (c *Cluster) Restart(ctx context.Context) ([]Result, error) {
 	results := c.results()
-	if !c.checkDistinct("restart", results) || !c.makeRunDir("restart", results) {
+	if !c.checkDistinct("restart", results) || !c.checkRecords("restart", results) || !c.makeRunDir("restart", results) {
 		// Nothing could be started again: nothing is stopped either.
 		return results, joinErrs(results)
 	}
