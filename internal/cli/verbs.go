@@ -194,9 +194,21 @@ func resolve(c *cli.Context, a *call) ([]nodes.Node, error) {
 	if a.HasCommand && !a.forward {
 		return nil, usage(c, errors.New("a command after -- only goes with start, run, restart, show and get"))
 	}
+	spec.Skipped = func(err error) {
+		fmt.Fprintf(c.App.ErrWriter, "multi %s: warning: %v; skipped\n", c.Command.Name, err)
+	}
 	ns, err := spec.Resolve()
 	if err != nil {
 		return nil, usage(c, err)
+	}
+	if a.starts {
+		// A record too large to read back would lose the node: refused
+		// before anything starts.
+		for _, n := range ns {
+			if err := nodes.CheckRecord(spec.RunDir, n); err != nil {
+				return nil, usage(c, fmt.Errorf("%w; nothing done", err))
+			}
+		}
 	}
 	return ns, nil
 }
