@@ -50,6 +50,9 @@ type typedFlag interface {
 	// repeats: every value given is stored, in order (--env); of other
 	// flags only the last one given counts.
 	repeats() bool
+	// perNode: the flag may also be given for some nodes, as celery's
+	// --pidfile:w1=PATH; those values go to the call's NodeFiles.
+	perNode() bool
 }
 
 // A boolFlag takes no value: given, its field is true.
@@ -60,23 +63,26 @@ type boolFlag struct {
 
 func (b *boolFlag) store(f *flags, _ string) error { *b.field(f) = true; return nil }
 func (b *boolFlag) repeats() bool                  { return false }
+func (b *boolFlag) perNode() bool                  { return false }
 
 // A valueFlag takes a value, which set checks and stores, typed.
 type valueFlag struct {
 	*cli.StringFlag
-	set  func(f *flags, value string) error
-	many bool // given many times, every value counts
+	set   func(f *flags, value string) error
+	many  bool // given many times, every value counts
+	nodes bool // may be given per node
 }
 
 func (v *valueFlag) store(f *flags, value string) error { return v.set(f, value) }
 func (v *valueFlag) repeats() bool                      { return v.many }
+func (v *valueFlag) perNode() bool                      { return v.nodes }
 
 // help is the same flag with its own help text, for a verb where it
 // means something more particular (run's --timeout).
 func (v *valueFlag) help(usage, defaultText string) *valueFlag {
 	sf := *v.StringFlag
 	sf.Usage, sf.DefaultText = usage, defaultText
-	return &valueFlag{StringFlag: &sf, set: v.set, many: v.many}
+	return &valueFlag{StringFlag: &sf, set: v.set, many: v.many, nodes: v.nodes}
 }
 
 func boolean(f cli.BoolFlag, field func(*flags) *bool) *boolFlag {
@@ -100,11 +106,14 @@ func duration(f cli.StringFlag, field func(*flags) *time.Duration) *valueFlag {
 	}}
 }
 
+// perNode is the flag f, which may also be given per node.
+func perNode(f *valueFlag) *valueFlag { f.nodes = true; return f }
+
 // Every flag of every command is defined here; a command lists the ones
 // it takes, and parseCommand derives multi's grammar from that list.
 var (
-	flagPidfile = text(cli.StringFlag{Name: "pidfile", Usage: "pidfile `TEMPLATE` (%n is the node name); per node: --pidfile:w1=PATH", DefaultText: "RUNDIR/%n.pid"}, func(f *flags) *string { return &f.PidFile })
-	flagLogfile = text(cli.StringFlag{Name: "logfile", Usage: "logfile `TEMPLATE`; the node's stdout and stderr are appended to it", DefaultText: "RUNDIR/%n.log"}, func(f *flags) *string { return &f.LogFile })
+	flagPidfile = perNode(text(cli.StringFlag{Name: "pidfile", Usage: "pidfile `TEMPLATE` (%n is the node name); per node: --pidfile:w1=PATH", DefaultText: "RUNDIR/%n.pid"}, func(f *flags) *string { return &f.PidFile }))
+	flagLogfile = perNode(text(cli.StringFlag{Name: "logfile", Usage: "logfile `TEMPLATE`; the node's stdout and stderr are appended to it", DefaultText: "RUNDIR/%n.log"}, func(f *flags) *string { return &f.LogFile }))
 	flagRundir  = text(cli.StringFlag{Name: "rundir", Usage: "`DIR` of default pidfiles, logfiles and node records", EnvVars: []string{"MULTI_RUNDIR"}, DefaultText: "/run/multi as root, else $XDG_RUNTIME_DIR/multi or /tmp/multi-UID"}, func(f *flags) *string { return &f.RunDir })
 	flagTimeout = duration(cli.StringFlag{Name: "timeout", Usage: "after `DURATION` (10s, 1m, or seconds) nodes still running get SIGKILL", DefaultText: "wait forever"}, func(f *flags) *time.Duration { return &f.Timeout })
 	flagWait    = &valueFlag{StringFlag: &cli.StringFlag{Name: "wait", Usage: "how to wait for locks to be released: `MODE` poll, or notify (fsnotify and pidfd wake-ups)", Value: "poll"}, set: setWait}

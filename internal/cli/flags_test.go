@@ -134,3 +134,16 @@ func TestVerbFlagDefaults(t *testing.T) {
 		t.Errorf("start --settle=2 --settle=: %+v, %v; want the default window", a, err)
 	}
 }
+
+// Only the flags defined per node (--pidfile, --logfile) may be given for
+// some nodes, and go to the call's NodeFiles.
+func TestVerbPerNodeFlags(t *testing.T) {
+	t.Parallel()
+	a, err := parseFor(t, "start", "w1", "w2", "--pidfile:w1=/p/1.pid", "--logfile:2", "/l/2.log", "--", "app")
+	if err != nil || len(a.NodeFiles) != 2 || a.NodeFiles[0].Name != "pidfile" || a.NodeFiles[1].Value != "/l/2.log" {
+		t.Errorf("start --pidfile:w1= --logfile:2: %+v, %v; want both in NodeFiles", a, err)
+	}
+	if _, err := parseFor(t, "stopwait", "w1", "--timeout:w1=3"); err == nil {
+		t.Errorf("stopwait --timeout:w1=3: no error; want a usage error")
+	}
+}

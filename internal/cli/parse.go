@@ -48,8 +48,7 @@ type call struct {
 // parseCommand parses a verb's arguments with multi's grammar, driven by
 // the flags the verb declares, and types multi's own flags.
 func parseCommand(c *cli.Context, g grammar) (*call, error) {
-	p := Parser{Flags: map[string]bool{}, Short: map[string]string{},
-		PerNode: map[string]bool{"pidfile": true, "logfile": true}, Forward: g.forward}
+	p := Parser{Flags: map[string]bool{}, Short: map[string]string{}, PerNode: map[string]bool{}, Forward: g.forward}
 	typed := map[string]typedFlag{}
 	for _, f := range c.Command.Flags {
 		// Every flag is one of flags.go's, but urfave/cli's --help.
@@ -57,6 +56,7 @@ func parseCommand(c *cli.Context, g grammar) (*call, error) {
 		names := f.Names()
 		if tf != nil {
 			typed[names[0]] = tf
+			p.PerNode[names[0]] = tf.perNode()
 		}
 		for _, name := range names {
 			if len(name) == 1 {
