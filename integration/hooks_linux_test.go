@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/multi-launcher/multi/nodes/pidfile"
+	"github.com/multi-launcher/multi/internal/testutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -67,9 +67,8 @@ func TestHooksOffInProduction(t *testing.T) {
 	rundir := filepath.Join(work, "run")
 	t.Cleanup(func() {
 		for _, n := range []string{"w1", "w2"} {
-			info, err := pidfile.Inspect(filepath.Join(rundir, n+".pid"))
-			if err == nil && info.State == pidfile.Running && info.PID > 1 && info.PID != os.Getpid() {
-				syscall.Kill(info.PID, syscall.SIGKILL)
+			if pid := testutil.Holder(filepath.Join(rundir, n+".pid")); pid > 1 {
+				syscall.Kill(pid, syscall.SIGKILL)
 			}
 		}
 	})

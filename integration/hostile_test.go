@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
@@ -278,12 +279,12 @@ func pickFreePid(t *testing.T) int {
 // killHolder SIGKILLs whatever holds the pidfile's lock (a node a case
 // started), and waits until it is gone.
 func killHolder(t *testing.T, path string) {
-	info, err := pidfile.Inspect(path)
-	if err != nil || info.State != pidfile.Running || info.PID <= 1 || info.PID == os.Getpid() {
+	pid := testutil.Holder(path)
+	if pid <= 1 {
 		return
 	}
-	syscall.Kill(info.PID, syscall.SIGKILL)
-	pollUntil(t, fmt.Sprintf("pid %d to be gone after SIGKILL", info.PID), func() bool { return gone(info.PID) })
+	syscall.Kill(pid, syscall.SIGKILL)
+	pollUntil(t, fmt.Sprintf("pid %d to be gone after SIGKILL", pid), func() bool { return gone(pid) })
 }
 
 func waitForFile(t *testing.T, path string) {

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -152,13 +153,13 @@ func killLeftovers(t testscript.T, work string) {
 		if err != nil || !d.Type().IsRegular() || !strings.HasSuffix(path, ".pid") {
 			return nil
 		}
-		info, err := pidfile.Inspect(path)
-		if err != nil || info.State != pidfile.Running || info.PID <= 1 || info.PID == os.Getpid() {
+		pid := testutil.Holder(path)
+		if pid <= 1 {
 			return nil
 		}
-		t.Log("killing leftover node", info.PID, "holding", path)
-		syscall.Kill(-info.PID, syscall.SIGKILL) // its session's group: it ran setsid
-		syscall.Kill(info.PID, syscall.SIGKILL)
+		t.Log("killing leftover node", pid, "holding", path)
+		syscall.Kill(-pid, syscall.SIGKILL) // its session's group: it ran setsid
+		syscall.Kill(pid, syscall.SIGKILL)
 		return nil
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
@@ -85,9 +86,9 @@ func killNodes(t *testing.T, dir string) {
 	t.Cleanup(func() {
 		paths, _ := filepath.Glob(filepath.Join(dir, "*.pid"))
 		for _, p := range paths {
-			if info, err := pidfile.Inspect(p); err == nil && info.State == pidfile.Running && info.PID > 1 && info.PID != os.Getpid() {
-				syscall.Kill(-info.PID, syscall.SIGKILL)
-				syscall.Kill(info.PID, syscall.SIGKILL)
+			if pid := testutil.Holder(p); pid > 1 {
+				syscall.Kill(-pid, syscall.SIGKILL)
+				syscall.Kill(pid, syscall.SIGKILL)
 			}
 		}
 	})

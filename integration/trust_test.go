@@ -38,7 +38,7 @@ func needSetpriv(t *testing.T) {
 // Given a rundir of the node's service user, or root's but writable by
 // that user's group, every verb refuses it, naming the folder, its owner
 // and its mode, and starts nothing. Accepted with --allow-shared-folders,
-// the attack of issue 19 item 1 is played out with both vectors: a node
+// the forged-record attack is played out with both vectors: a node
 // de-privileged to that user writes a record's JSON through the
 // descriptors root handed it (its pidfile and its logfile), and the user
 // renames both files to records' names; root's restart and status must
@@ -139,7 +139,7 @@ func TestForgedRecordNotTrusted(t *testing.T) {
 }
 
 // A node's working folder is reached by the same walk as a pidfile's, and
-// its command started in the folder that walk reached (issue 19 item 15):
+// its command started in the folder that walk reached:
 // the user who owns the folder around it, having swapped it for a link to
 // a folder of theirs, does not get their ./run.sh run as root by restart.
 // The node is left running, and restart says why.

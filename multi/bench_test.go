@@ -12,7 +12,6 @@ package multi_test
 import (
 	"context"
 	"github.com/multi-launcher/multi/internal/testutil"
-	"os"
 	"strconv"
 	"syscall"
 	"testing"
@@ -41,8 +40,8 @@ func benchCluster(b *testing.B, rundir string, n int) *multi.Cluster {
 func killAll(b *testing.B, c *multi.Cluster) {
 	b.Helper()
 	for _, n := range c.Nodes {
-		if info, err := pidfile.Inspect(n.PidFile); err == nil && info.State == pidfile.Running && info.PID > 1 && info.PID != os.Getpid() {
-			syscall.Kill(info.PID, syscall.SIGKILL)
+		if pid := testutil.Holder(n.PidFile); pid > 1 {
+			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
 	for _, n := range c.Nodes {

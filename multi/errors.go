@@ -19,8 +19,8 @@ var (
 	// verb returns it, and no Result's Err wraps it. Stop, StopWait, Kill
 	// and Send treat a node that is not running as done, as LSB init
 	// scripts treat stopping a stopped service: its Result has Err nil,
-	// PID 0 and a Msg that begins "not running" ("not running (stale
-	// pidfile removed)" when a stale pidfile was removed).
+	// PID 0 and Outcome NotRunning (StaleRemoved when a stale pidfile was
+	// removed).
 	ErrNotRunning = errors.New("not running")
 	// ErrElsewhere: the lock is held by a process that cannot be named from
 	// here (another pid namespace); it is not signalled.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
@@ -112,7 +111,7 @@ func ExampleCluster_Restart_rolling() {
 		fmt.Println(err)
 	}
 	for _, r := range res {
-		fmt.Println(r.Node.Name, strings.Fields(r.Msg)[0])
+		fmt.Println(r.Node.Name, r.Outcome)
 	}
 	c.Signalled = nil
 	c.StopWait(ctx)

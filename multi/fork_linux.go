@@ -12,8 +12,8 @@ import (
 // The fork path: the launcher forks, and the child, with nothing but
 // system calls, takes the pidfile's lock, writes its pid and execs the
 // node's command. It does what the exec step does, without starting a Go
-// runtime in every node: the step's re-exec of this program was most of
-// the CPU of a start (docs/benchmarks.md).
+// runtime in every node: the step's re-exec of this program is most of
+// the CPU of a start through it (docs/benchmarks.md).
 //
 // The fork is a vfork (CLONE_VM|CLONE_VFORK), as os/exec's: the child
 // borrows the parent's memory and stack until its exec, and the parent's
@@ -104,7 +104,7 @@ func forkNode(s *forkSpec) (int, syscall.Errno) {
 	// launcher's, close-on-exec, would close at the exec anyway, and
 	// closing one that names the same pidfile (another start or a look at
 	// it in this process, at the moment of the fork) after the lock would
-	// drop the lock, POSIX locks being the process's. What the launcher
+	// drop the lock (see package nodes/pidfile's doc). What the launcher
 	// itself inherited goes too, as with a daemon: a node keeps no pipe
 	// of its caller's open.
 	closeFrom(s, 3, min(s.pidFD, s.reportFD)-1)
@@ -147,8 +147,7 @@ func forkNode(s *forkSpec) (int, syscall.Errno) {
 		forkFail(s, forkWrite, e)
 	}
 	// The locked descriptor must survive the exec: clearing close-on-exec
-	// on it, never closing it, since closing any descriptor of the file
-	// would drop the lock.
+	// on it, never closing it (see package nodes/pidfile's doc).
 	if _, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, uintptr(s.pidFD), syscall.F_SETFD, 0); e != 0 {
 		forkFail(s, forkKeep, e)
 	}

@@ -245,7 +245,7 @@ func TestForkApplies(t *testing.T) {
 // A descriptor of the same pidfile open elsewhere in this process when
 // the node forks (another start of it, a status, a wait) must not cost
 // the node its lock: closed at the exec after the lock was taken, it
-// would drop the lock, POSIX locks being the process's.
+// would drop the lock (see package nodes/pidfile's doc).
 func TestForkKeepsLockWithPidfileOpenHere(t *testing.T) {
 	n := forkTestNode(t, "w1", "sleep", "300")
 	claim, err := pidfile.OpenClaim(n.PidFile)

@@ -120,7 +120,7 @@ func (c *Cluster) awaitLost(ctx context.Context, op string, r *Result, sig sysca
 			r.fail(op, kerr)
 			return
 		}
-		r.warn(fmt.Sprintf("still running after %s; sent KILL (pid %d)", timeout, r.PID))
+		r.KilledAfter = timeout
 		killed = true
 		err = waitLost(ctx, r.lost)
 	}
@@ -129,12 +129,8 @@ func (c *Cluster) awaitLost(ctx context.Context, op string, r *Result, sig sysca
 		return
 	}
 	c.stopped(r, op, sig)
-	if r.Err == nil {
-		if killed {
-			r.Msg = fmt.Sprintf("killed after %s (pid %d)", timeout, r.PID)
-			r.Outcome = KilledAfterTimeout
-		}
-		r.Msg += "; it had lost its pidfile's lock"
+	if killed && r.Err == nil {
+		r.Outcome = KilledAfterTimeout
 	}
 }
 
@@ -173,6 +169,6 @@ func (c *Cluster) lostOne(r *Result, op string, sig syscall.Signal, info pidfile
 	if !sent {
 		return false // gone, or the pid is another's: not running
 	}
-	r.PID, r.lost = st.PID, st
+	r.PID, r.Signal, r.Lost, r.lost = st.PID, sig, true, st
 	return true
 }

@@ -1,23 +1,43 @@
 // Package multi starts a set of named nodes (detached processes) and stops
-// them again without ever signalling the wrong process.
+// them again without ever signalling the wrong process:
 //
-// It owns the verbs ([Cluster] with Start, Stop, StopWait, Kill, Restart,
-// Status), the exec step every node starts through, and signalling a node
-// through its lock. Package nodes owns the names and the records, package
-// nodes/pidfile the pidfile and its lock, package waiter waiting for a lock
-// to be released.
+//	ns, err := nodes.Spec{
+//		Names:   []string{"w1", "w2", "w3"},
+//		RunDir:  "/run/myapp",              // pidfiles, logfiles and records
+//		Command: []string{"worker", "%n"}, // %n: the node's name
+//	}.Nodes()
+//	if err != nil {
+//		return err
+//	}
+//	c := &multi.Cluster{Nodes: ns, RunDir: "/run/myapp"}
+//	res, err := c.Start(ctx) // each node runs holding its pidfile's lock
+//	...
+//	res, err = c.StopWait(ctx) // signalled through the lock, waited for until released
+//
+// Each [Result] says what happened to one node ([Result.Outcome]); the
+// error joins the per-node errors. [FromSpec] builds the Cluster from the
+// Spec in one step. [Cluster.Status] reads the nodes' states,
+// [Cluster.Restart] and [Cluster.Only] work on all or some of them, and
+// [Cluster.Run] stays in the foreground as a supervisor.
+//
+// Package nodes owns the names and the records, package nodes/pidfile the
+// pidfile and its lock, package waiter waiting for a lock to be released.
+// docs/architecture.md maps the files of this package.
 //
 // # How a node runs
 //
-// Go cannot run code between fork and exec, so [Cluster.Start] re-executes
-// the current program as a small internal step for each node. That step, in
-// the node's own new process, starts a new session, locks the node's
-// pidfile (see package nodes/pidfile), writes its pid there, points stdout and
-// stderr at the logfile, and execs the node's command with the pidfile's
-// descriptor left open, so the lock lasts for the node's whole life and
-// dies with it. An exec failure comes back through a close-on-exec pipe, so
+// Each node is started in a new session, locks its pidfile (see package
+// nodes/pidfile) from its own new process, writes its pid there, points
+// stdout and stderr at the logfile, and execs the node's command with the
+// pidfile's descriptor left open, so the lock lasts for the node's whole
+// life and dies with it. On Linux amd64, [Cluster.Start] forks a child
+// that does this with system calls only before its exec (the fork path);
+// elsewhere, and for [Cluster.Run], a self-locking node, or a start the
+// fork path cannot take, the current program is re-executed as a small
+// internal step for the node that does the same (the exec step). A
+// failure before the exec comes back through a close-on-exec pipe, so
 // Start returns only once each node runs holding its lock, or has failed
-// with a reason. See The exec step below.
+// with a reason.
 //
 // # The exec step
 //
@@ -95,23 +115,6 @@
 // [Cluster.Run] starts the nodes as Start does and stays, as a container's
 // PID 1 or a systemd Type=notify service: it reaps, forwards signals, stops
 // every node on TERM and applies [RunOptions.OnExit] to a node that exits.
-//
-// # Files
-//
-// One concept per file: multi.go (Cluster), result.go (Result, Outcome), errors.go, signal.go
-// (signal names, the pids never signalled), start.go, settle.go (the
-// settle window), stop.go (Stop, StopWait, Kill), subset.go (Only,
-// Send), path.go (the PATH a command is looked up on), restart.go, status.go,
-// lost.go (nodes that lost their lock), identity.go (a node's process, and
-// the holder's check against it), run.go (Run, its options and
-// exit status; the reaper and signals in run_unix.go and reaper_unix.go). Unix: the exec step in
-// step_unix.go, starting and confirming a node in spawn_unix.go and
-// selflock_unix.go, signalling through the lock in signal_unix.go. Linux:
-// pidfds in signal_linux.go, lost_linux.go and identity_linux.go, reaping in reap_linux.go,
-// the step's dup2 in dup2_linux.go, its name in comm_linux.go; every other Unix has
-// signal_nopidfd.go, lost_nopidfd.go, identity_nolinux.go, reap_nopidfd.go and
-// dup2_nolinux.go and comm_nolinux.go instead. Elsewhere unsupported_other.go makes every
-// verb that starts or signals a node fail with errors.ErrUnsupported.
 package multi
 
 import (
@@ -281,7 +284,7 @@ func (c *Cluster) each(ctx context.Context, results []Result, workers int, f fun
 		r := &results[i]
 		select {
 		case <-ctx.Done():
-			if r.Err == nil && r.Msg == "" {
+			if r.Err == nil && r.Outcome == NoOutcome {
 				r.fail("start", ctx.Err())
 			}
 			continue

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -30,6 +31,7 @@ import (
 const nodeEnv = "MULTI_TEST_NODE"
 
 func TestMain(m *testing.M) {
+	testutil.ServeRoles() // testutil.SeenFromChild's child
 	if os.Getenv(nodeEnv) == "unlock" {
 		unlockNode()
 	}
@@ -113,8 +115,8 @@ func cluster(t *testing.T, role string, names ...string) *multi.Cluster {
 	}
 	t.Cleanup(func() {
 		for _, n := range ns {
-			if info, err := pidfile.Inspect(n.PidFile); err == nil && info.State == pidfile.Running && info.PID > 1 && info.PID != os.Getpid() {
-				killGroup(info.PID)
+			if pid := testutil.Holder(n.PidFile); pid > 1 {
+				killGroup(pid)
 			}
 		}
 	})
@@ -171,7 +173,7 @@ func TestStartStatusStopWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, r := range res {
-		if r.Msg != fmt.Sprintf("stopped (pid %d)", sts[i].PID) || r.Outcome != multi.Stopped || r.Elapsed <= 0 {
+		if r.PID != sts[i].PID || r.Outcome != multi.Stopped || r.Signal != syscall.SIGTERM || r.Elapsed <= 0 {
 			t.Errorf("stopwait: %q", r)
 		}
 		if _, err := os.Stat(r.Node.PidFile); !errors.Is(err, os.ErrNotExist) {
@@ -248,7 +250,7 @@ func TestStaleNeverSignalled(t *testing.T) {
 		} {
 			os.WriteFile(c.Nodes[0].PidFile, []byte(text), 0o644)
 			res, err := verb(t.Context())
-			if err != nil || res[0].Msg != "not running (stale pidfile removed)" || res[0].Outcome != multi.StaleRemoved || res[0].PID != 0 {
+			if err != nil || res[0].Outcome != multi.StaleRemoved || res[0].PID != 0 {
 				t.Errorf("%s on %q: %q, %v", name, text, res[0], err)
 			}
 		}
@@ -268,8 +270,8 @@ func TestStopWaitTimeoutKills(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res[0].Msg != fmt.Sprintf("killed after 50ms (pid %d)", pid) || res[0].Outcome != multi.KilledAfterTimeout || !strings.Contains(res[0].Warning, "sent KILL") {
-		t.Errorf("result %q, warning %q", res[0], res[0].Warning)
+	if res[0].PID != pid || res[0].Outcome != multi.KilledAfterTimeout || res[0].KilledAfter != 50*time.Millisecond {
+		t.Errorf("result %q, killed after %s", res[0], res[0].KilledAfter)
 	}
 }
 
@@ -291,7 +293,7 @@ func TestStopWaitCancelled(t *testing.T) {
 		t.Fatal("node changed")
 	}
 	res, err := c.Kill(t.Context())
-	if err != nil || res[0].Msg != fmt.Sprintf("killed (pid %d)", pid) {
+	if err != nil || res[0].Outcome != multi.Killed || res[0].PID != pid {
 		t.Fatalf("Kill: %q, %v", res[0], err)
 	}
 }
@@ -313,10 +315,10 @@ func TestRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := holderOf(t, c.Nodes[0])
-	if now == old || res[0].Outcome != multi.Restarted || res[0].Msg != fmt.Sprintf("restarted (pid %d)", now) {
+	if now == old || res[0].Outcome != multi.Restarted || res[0].PID != now || res[0].OldPID != old {
 		t.Errorf("w1: %q (old pid %d)", res[0], old)
 	}
-	if res[1].Outcome != multi.Started || res[1].Msg != fmt.Sprintf("started (pid %d)", holderOf(t, c.Nodes[1])) {
+	if res[1].Outcome != multi.Started || res[1].PID != holderOf(t, c.Nodes[1]) || res[1].OldPID != 0 {
 		t.Errorf("w2: %q", res[1])
 	}
 	waitUp(t, c.Nodes[0])

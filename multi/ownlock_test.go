@@ -7,39 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
-
-// inspectEnv makes the test binary, at init, print what pidfile.Inspect
-// says of the pidfile it names ("running PID") and exit: another
-// process's view of a lock, which F_GETLK never gives its holder.
-const inspectEnv = "MULTI_TEST_INSPECT"
-
-func init() {
-	if path := os.Getenv(inspectEnv); path != "" {
-		info, err := pidfile.Inspect(path)
-		fmt.Printf("%s %d %v\n", info.State, info.PID, err)
-		os.Exit(0)
-	}
-}
-
-// seenFromChild returns what another process sees of path's lock.
-func seenFromChild(t *testing.T, path string) string {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), inspectEnv+"="+path, "GORACE=atexit_sleep_ms=0") // the race runtime sleeps a second at exit by default
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("inspecting from a child: %v", err)
-	}
-	return strings.TrimSpace(string(out))
-}
 
 // A process that holds its node's lock (pidfile.Acquire, or a self-locking
 // Go node through OwnFromEnv) and drives a Cluster on that node: each verb
@@ -72,7 +46,7 @@ func TestVerbsOnOwnNode(t *testing.T) {
 		if !errors.Is(err, multi.ErrOwnNode) || res[0].PID != me || res[0].Outcome != multi.Failed {
 			t.Errorf("%s: %v, %+v; want ErrOwnNode naming pid %d", v.name, err, res[0], me)
 		}
-		if got := seenFromChild(t, n.PidFile); got != want {
+		if got := testutil.SeenFromChild(t, n.PidFile); got != want {
 			t.Fatalf("after %s, another process sees %q; want %q: the lock was dropped", v.name, got, want)
 		}
 	}

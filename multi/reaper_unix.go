@@ -38,6 +38,9 @@ type reaper struct {
 	// prepare, if set, readies a node's exec step before its start; the
 	// function it returns learns whether the start worked.
 	prepare func(cmd *exec.Cmd, n nodes.Node) func(error)
+	// standby, if set, reports whether a start of n waits for its lock
+	// (--wait-for-lock) for as long as it takes.
+	standby func(n nodes.Node) bool
 }
 
 // A kid is a child started through the reaper.
@@ -134,6 +137,13 @@ func prepareRun(cmd *exec.Cmd, n nodes.Node) func(error) {
 		return func(error) {}
 	}
 	return rp.prepare(cmd, n)
+}
+
+// standbyStart reports whether the start of n under way waits for its
+// lock for as long as it takes (Run's standby).
+func standbyStart(n nodes.Node) bool {
+	rp := active.Load()
+	return rp != nil && rp.standby != nil && rp.standby(n)
 }
 
 // waitReaped waits for cmd's process through Run's reaper, if Run is under

@@ -38,7 +38,7 @@ const goneWait = 5 * time.Second
 // was first started with.
 func (c *Cluster) Restart(ctx context.Context) ([]Result, error) {
 	results := c.results()
-	if !c.checkDistinct("restart", results) || !c.makeRunDir("restart", results) {
+	if !c.checkDistinct("restart", results) || !c.checkRecords("restart", results) || !c.makeRunDir("restart", results) {
 		// Nothing could be started again: nothing is stopped either.
 		return results, joinErrs(results)
 	}
@@ -128,6 +128,7 @@ func (c *Cluster) restartRolling(ctx context.Context, results []Result) {
 // for it (if was) is gone, and reports it.
 func (c *Cluster) restartOne(ctx context.Context, one []Result, was bool) {
 	if was {
+		one[0].OldPID = one[0].PID
 		c.awaitGone(ctx, &one[0])
 	}
 	c.startAll(ctx, one, func(int) (string, bool) {

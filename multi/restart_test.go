@@ -62,7 +62,7 @@ func TestRestartRollingOneDownAtATime(t *testing.T) {
 	}
 	for i, n := range c.Nodes {
 		now := holderOf(t, n)
-		if now == old[n.Name] || res[i].Msg != fmt.Sprintf("restarted (pid %d)", now) {
+		if now == old[n.Name] || res[i].Outcome != multi.Restarted || res[i].PID != now || res[i].OldPID != old[n.Name] {
 			t.Errorf("%s: %q (old pid %d, now %d)", n.Name, res[i], old[n.Name], now)
 		}
 	}
@@ -99,7 +99,7 @@ func TestRestartStartsEachWhenDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, r := range res {
-		if r.Msg != fmt.Sprintf("restarted (pid %d)", holderOf(t, c.Nodes[i])) {
+		if r.Outcome != multi.Restarted || r.PID != holderOf(t, c.Nodes[i]) {
 			t.Errorf("%s: %q", r.Node.Name, r)
 		}
 	}

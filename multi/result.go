@@ -1,27 +1,66 @@
 package multi
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/multi-launcher/multi/nodes"
 )
 
-// A Result is what a verb did to one node.
+// A Result is what a verb did to one node: its Outcome and the facts that
+// go with it, as fields. It holds no sentence: a program switches on
+// Outcome and reads the fields; the CLI writes the words. A Result
+// round-trips through JSON, its errors as their text.
 type Result struct {
 	Node nodes.Node
-	// Outcome is what happened, for a program to switch on; Msg says the
-	// same for a person.
+	// Outcome is what happened.
 	Outcome Outcome
-	// PID is the node's process: started, signalled or stopped; 0 if none.
+	// PID is the node's process that the verb started, signalled or
+	// stopped, or that stood in its way (AlreadyRunning, and a failure
+	// that knew the process: a lost node, one still stopping, a start it
+	// killed). It is 0 when there was none, as for NotRunning.
+	//
+	// Never pass a Result's PID to kill or os.FindProcess unchecked: to
+	// kill(2), pid 0 means the caller's own process group, and the
+	// process may have ended, its pid recycled, since the verb returned.
+	// Signal a node through its lock (Cluster.Send), which checks the
+	// holder afresh.
 	PID int
-	// Msg says what happened, for a person: "started (pid 1234)".
-	Msg string
-	// Warning, if not empty, is something the person should know although
-	// the verb did its job: the pidfile's text named another pid than the
-	// lock holder, say.
-	Warning string
+	// Signal is the signal the verb sent first (Signalled, Stopped,
+	// Killed, KilledAfterTimeout; Restarted, to stop the old process).
+	Signal syscall.Signal `json:",omitempty"`
+	// KilledAfter, if not 0, is the timeout after which the node, still
+	// running, was sent SIGKILL (Outcome KilledAfterTimeout, or Restarted
+	// after it).
+	KilledAfter time.Duration `json:",omitempty"`
+	// OldPID, for a node restarted, is the process that was stopped; the
+	// facts of the stop (KilledAfter, FilePID) are about it.
+	OldPID int `json:",omitempty"`
+	// FilePID, if not 0, says the pidfile's text named another pid than
+	// the lock holder the verb signalled (the holder is the truth, and
+	// was used): the pid it named, or -1 when it named no valid pid.
+	FilePID int `json:",omitempty"`
+	// HeldBy, if not 0, is the process that holds the node's lock now,
+	// started by someone else while the verb ran: the pidfile was left to
+	// it (Stopped, Killed, KilledAfterTimeout, NotRunning).
+	HeldBy int `json:",omitempty"`
+	// TookOver says the node was started once the lock another process
+	// held was let go ([RunOptions.WaitForLock]): Outcome Started.
+	TookOver bool `json:",omitempty"`
+	// Lost says the node had lost its pidfile's lock (see [LostError]) and
+	// was signalled through its record ([Cluster.SignalLost]).
+	Lost bool `json:",omitempty"`
+	// Exit, if not nil, is how the node's process ended, as [Cluster.Run]
+	// saw it end on its own: Outcome Failed, or Stopped when the node was
+	// stopped from another shell.
+	Exit *ExitStatus `json:",omitempty"`
+	// RecordErr, if not nil, says the node's record could not be written
+	// or put back, although the verb did its job.
+	RecordErr error
 	// Err is non-nil when the verb failed on this node: a [*NodeError].
 	Err error
 	// Elapsed is how long the verb took on this node, from the verb's
@@ -33,8 +72,24 @@ type Result struct {
 	lost nodes.Started // the lost process signalled (SignalLost), if any
 }
 
-// String formats the result as multi prints it: "w1: started (pid 1234)"
-// or "w1: FAILED: reason".
+// An ExitStatus is how a node's process ended: its exit code, or the
+// signal that ended it.
+type ExitStatus struct {
+	Code   int            // the exit code; -1 when a signal ended it
+	Signal syscall.Signal `json:",omitempty"` // the signal that ended it, or 0
+}
+
+// exitStatus is ws as an ExitStatus.
+func exitStatus(ws syscall.WaitStatus) *ExitStatus {
+	if ws.Signaled() {
+		return &ExitStatus{Code: -1, Signal: ws.Signal()}
+	}
+	return &ExitStatus{Code: ws.ExitStatus()}
+}
+
+// String formats the result briefly, for logs and tests: "w1: started
+// (pid 1234)" or "w1: FAILED: reason". The CLI says more, from the
+// fields.
 func (r Result) String() string {
 	if r.Err != nil {
 		var ne *NodeError
@@ -43,7 +98,38 @@ func (r Result) String() string {
 		}
 		return r.Node.Name + ": FAILED: " + r.Err.Error()
 	}
-	return r.Node.Name + ": " + r.Msg
+	if r.PID > 0 {
+		return fmt.Sprintf("%s: %s (pid %d)", r.Node.Name, r.Outcome, r.PID)
+	}
+	return r.Node.Name + ": " + r.Outcome.String()
+}
+
+// resultJSON is a Result on the wire: its errors as text (these fields,
+// shallower, stand for the embedded ones of the same name).
+type resultJSON struct {
+	resultFields
+	RecordErr string `json:",omitempty"`
+	Err       string `json:",omitempty"`
+}
+
+// resultFields is Result without its methods, for encoding/json.
+type resultFields Result
+
+// MarshalJSON encodes r with its errors as their text.
+func (r Result) MarshalJSON() ([]byte, error) {
+	return json.Marshal(resultJSON{resultFields: resultFields(r), RecordErr: errText(r.RecordErr), Err: errText(r.Err)})
+}
+
+// UnmarshalJSON decodes what MarshalJSON encodes. The errors come back
+// as their text only: errors.Is no longer matches them.
+func (r *Result) UnmarshalJSON(b []byte) error {
+	var j resultJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*r = Result(j.resultFields)
+	r.RecordErr, r.Err = textErr(j.RecordErr), textErr(j.Err)
+	return nil
 }
 
 // joinErrs joins the per-node errors of results, nil when there are none.
@@ -60,12 +146,12 @@ func joinErrs(results []Result) error {
 	return errors.Join(errs...)
 }
 
-// warn adds a warning to r, after any it has.
-func (r *Result) warn(w string) {
-	if r.Warning != "" {
-		r.Warning += "; "
+// recordErr adds err, about the node's record, to r's.
+func (r *Result) recordErr(err error) {
+	if r.RecordErr != nil {
+		err = fmt.Errorf("%w; %w", r.RecordErr, err)
 	}
-	r.Warning += w
+	r.RecordErr = err
 }
 
 func (r *Result) fail(op string, err error) {
@@ -90,19 +176,21 @@ const (
 	NoOutcome Outcome = iota
 	// Started: start started the node (PID).
 	Started
-	// Restarted: restart started again a node it had stopped (PID).
+	// Restarted: restart started again a node it had stopped (PID; the
+	// stopped process is OldPID).
 	Restarted
 	// AlreadyRunning: start found the node running (PID); not a failure
 	// for an init script, but Err matches [ErrAlreadyRunning].
 	AlreadyRunning
-	// Signalled: Stop sent its signal to the node (PID) and did not wait.
+	// Signalled: Stop or Send sent its Signal to the node (PID) and did
+	// not wait.
 	Signalled
 	// Stopped: the node (PID) released its lock after the stop signal.
 	Stopped
 	// Killed: the node (PID) released its lock after SIGKILL (Kill).
 	Killed
 	// KilledAfterTimeout: the node (PID) did not stop within the timeout
-	// and released its lock after SIGKILL.
+	// (KilledAfter) and released its lock after SIGKILL.
 	KilledAfterTimeout
 	// NotRunning: there was nothing to signal, and no pidfile.
 	NotRunning
@@ -115,15 +203,38 @@ const (
 	Failed
 )
 
-var outcomeNames = [...]string{"none", "started", "restarted", "already running", "signalled",
-	"stopped", "killed", "killed after timeout", "not running", "stale removed", "lost", "failed"}
+// outcomeNames are the outcomes' words: stable, as programs read them in
+// JSON.
+var outcomeNames = [...]string{"none", "started", "restarted", "already-running", "signalled",
+	"stopped", "killed", "killed-after-timeout", "not-running", "stale-removed", "lost", "failed"}
 
-// String names the outcome: "started", "killed after timeout", ...
+// String names the outcome in one word: "started",
+// "killed-after-timeout", ... (the word MarshalText writes).
 func (o Outcome) String() string {
 	if o >= 0 && int(o) < len(outcomeNames) {
 		return outcomeNames[o]
 	}
-	return fmt.Sprintf("Outcome(%d)", int(o))
+	return "Outcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// MarshalText writes the outcome's word ([Outcome.String]); an outcome
+// that has none is an error.
+func (o Outcome) MarshalText() ([]byte, error) {
+	if o < 0 || int(o) >= len(outcomeNames) {
+		return nil, fmt.Errorf("multi: no word for outcome %d", int(o))
+	}
+	return []byte(outcomeNames[o]), nil
+}
+
+// UnmarshalText reads an outcome's word.
+func (o *Outcome) UnmarshalText(b []byte) error {
+	for i, name := range outcomeNames {
+		if string(b) == name {
+			*o = Outcome(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("multi: unknown outcome %q", b)
 }
 
 // stamp sets r.Elapsed once, when r is final.

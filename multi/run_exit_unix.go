@@ -28,7 +28,7 @@ func (r *run) nodeExited(e nodeExit) {
 	}
 	if !r.tagged(rn.n.Name) {
 		r.logf("%s: stopped from another shell (pid %d, %s); left down", rn.n.Name, e.pid, describeExit(ws))
-		rn.res = Result{Node: rn.n, Outcome: Stopped, PID: e.pid, Msg: "stopped from another shell (" + describeExit(ws) + ")"}
+		rn.res = Result{Node: rn.n, Outcome: Stopped, PID: e.pid, Exit: exitStatus(ws)}
 		r.maybeEnd()
 		return
 	}
@@ -40,7 +40,7 @@ func (r *run) nodeExited(e nodeExit) {
 // returns the error that says so.
 func (r *run) exited(rn *runNode, pid int, ws syscall.WaitStatus) error {
 	err := &NodeError{Node: rn.n.Name, Op: "run", Err: &exitError{status: ws, err: fmt.Errorf("%w (%s)", ErrNodeExited, describeExit(ws))}}
-	rn.res = Result{Node: rn.n, Outcome: Failed, PID: pid, Msg: "exited (" + describeExit(ws) + ")", Err: err}
+	rn.res = Result{Node: rn.n, Outcome: Failed, PID: pid, Exit: exitStatus(ws), Err: err}
 	return err
 }
 

@@ -83,6 +83,15 @@ func (r *run) standbyStart(rn *runNode) {
 	r.startNode(rn, "took over")
 }
 
+// isStandby reports whether n is starting as a standby (the reaper's
+// hook).
+func (r *run) isStandby(n nodes.Node) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.standby[n.Name]
+	return ok
+}
+
 // prepare readies a node's exec step (the reaper's hook, called in the
 // starting goroutine): pipes for its output, a wait for its lock.
 func (r *run) prepare(cmd *exec.Cmd, n nodes.Node) func(error) {

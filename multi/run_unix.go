@@ -134,6 +134,7 @@ func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 		<-reaped
 	}()
 	rp.prepare = r.prepare
+	rp.standby = r.isStandby
 	c.Settle = -1
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultRunTimeout
@@ -240,7 +241,7 @@ func (r *run) loop(ctx context.Context) (int, error) {
 	for i := range results {
 		r.nodes = append(r.nodes, &runNode{n: results[i].Node})
 	}
-	if !r.c.checkDistinct("run", results) || !r.c.makeRunDir("run", results) || !r.checkReadyFile(results) {
+	if !r.c.checkDistinct("run", results) || !r.c.checkRecords("run", results) || !r.c.makeRunDir("run", results) || !r.checkReadyFile(results) {
 		for i := range results {
 			r.c.report(&results[i])
 			r.nodes[i].res = results[i]

@@ -9,14 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
-	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // A pidfile folder others can write to, accepted: the user who can
-// rename there puts w2's pidfile in place of w1's (issue 19 item 3, in the
-// folder the flag accepted). Stop, StopWait, Kill and Send of w1 signal
+// rename there puts w2's pidfile in place of w1's (the holder swap of
+// integration's holder_swap.txtar, in the folder the flag accepted). Stop, StopWait, Kill and Send of w1 signal
 // nothing and say whose lock and whose record disagree; w2, which the user
 // could not signal themselves, gets nothing. With the rundir shared too
 // there is no record to confirm the holder: nothing is signalled either.
@@ -40,7 +40,7 @@ func TestSharedFolderSwappedPidfile(t *testing.T) {
 	}
 	t.Cleanup(func() { // the cluster's own cleanup looks at w1.pid only
 		for _, n := range c.Nodes {
-			if p := holderOfPath(n.PidFile); p > 1 {
+			if p := testutil.Holder(n.PidFile); p > 1 {
 				killGroup(p)
 			}
 		}
@@ -102,13 +102,4 @@ func signalled(pid int) bool {
 		}
 	}
 	return false
-}
-
-// holderOfPath is the pid holding the lock on the pidfile at path, or 0.
-func holderOfPath(path string) int {
-	info, err := pidfile.Inspect(path)
-	if err != nil || info.State != pidfile.Running || info.PID == os.Getpid() {
-		return 0
-	}
-	return info.PID
 }

@@ -36,11 +36,12 @@ func startConcurrency() int {
 // its command holding its pidfile's lock or has failed. A node that is
 // already running is left alone; its result wraps [ErrAlreadyRunning].
 // Two nodes with one name or one pidfile fail the whole set with
-// [ErrDuplicateNode] before anything starts.
+// [ErrDuplicateNode] before anything starts, and a node whose record would
+// be too large with [nodes.ErrRecordTooLarge].
 // Results are in the order of c.Nodes; the error joins the per-node errors.
 func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
 	results := c.results()
-	if !c.checkDistinct("start", results) || !c.makeRunDir("start", results) {
+	if !c.checkDistinct("start", results) || !c.checkRecords("start", results) || !c.makeRunDir("start", results) {
 		return results, joinErrs(results)
 	}
 	c.startAll(ctx, results, func(int) (string, bool) { return "started", true })
@@ -141,10 +142,12 @@ func (c *Cluster) finishStart(r *Result, s *started, verb string) {
 	}
 	ch.letGo(c.Detach)
 	r.PID = ch.pid
-	r.Msg = fmt.Sprintf("%s (pid %d)", verb, ch.pid)
 	r.Outcome = Started
-	if verb == "restarted" {
+	switch verb {
+	case "restarted":
 		r.Outcome = Restarted
+	case "took over":
+		r.TookOver = true
 	}
 }
 
@@ -188,6 +191,21 @@ func (c *Cluster) checkDistinct(op string, results []Result) bool {
 	return false
 }
 
+// checkRecords fails every result, and returns false, when a node's
+// record would be too large to read back ([nodes.ErrRecordTooLarge]):
+// the node would run unrecorded, so the verb does nothing.
+func (c *Cluster) checkRecords(op string, results []Result) bool {
+	for _, n := range c.Nodes {
+		if err := nodes.CheckRecord(c.rundir(), n); err != nil {
+			for i := range results {
+				results[i].fail(op, fmt.Errorf("%w; nothing done", err))
+			}
+			return false
+		}
+	}
+	return true
+}
+
 // startOne spawns r.Node and returns it, or fills in r's failure and
 // returns nil.
 //
@@ -211,25 +229,42 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 		return nil
 	}
 	rundir := c.rundir()
+	// One start of the node at a time, here or in another multi, from
+	// reading its record to recording the process it started: the record
+	// always names the instance that holds the node's lock, and the loser
+	// of a race leaves the winner's record alone.
+	lk, err := nodes.LockRecord(ctx, rundir, n.Name)
+	if err != nil {
+		r.fail("start", err)
+		return nil
+	}
+	defer lk.Unlock()
 	prev, prevStarted, prevErr := nodes.ReadRecordStarted(rundir, n.Name)
-	if prevErr == nil && prevStarted.PID > 0 {
+	info, infoErr := pidfile.Inspect(n.PidFile)
+	if prevErr == nil && prevStarted.PID > 0 && infoErr == nil {
 		// The recorded process may run without its lock: a second copy
 		// would run beside it.
 		// One on its way out (stopped a moment ago) is waited for.
-		if info, err := pidfile.Inspect(n.PidFile); err == nil {
-			lost, stopping := c.lostProc(ctx, n, info, goneWait)
-			if stopping != 0 {
-				r.PID = stopping
-				r.fail("start", stoppingError(stopping))
-				return nil
-			}
-			if lost != nil {
-				lost.Start = true
-				r.PID = lost.PID
-				r.fail("start", lost)
-				return nil
-			}
+		lost, stopping := c.lostProc(ctx, n, info, goneWait)
+		if stopping != 0 {
+			r.PID = stopping
+			r.fail("start", stoppingError(stopping))
+			return nil
 		}
+		if lost != nil {
+			lost.Start = true
+			r.PID = lost.PID
+			r.fail("start", lost)
+			return nil
+		}
+	}
+	standby := standbyStart(n)
+	if !standby && infoErr == nil && (info.State == pidfile.Running || info.State == pidfile.Elsewhere) {
+		// Running already: its record is left as it is.
+		held := &pidfile.HeldError{Path: n.PidFile, PID: info.PID}
+		r.PID = held.PID
+		r.fail("start", held)
+		return nil
 	}
 	// A record that says this already, and names no process, is not
 	// written again: its process is written once the node runs (one write
@@ -245,7 +280,9 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 			return nil
 		}
 	}
-	undo := func() {
+	// restore puts back the record there was before, under the record
+	// lock.
+	restore := func() {
 		if same {
 			return // the record is as it was
 		}
@@ -256,25 +293,34 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 			err = nodes.RemoveRecord(rundir, n.Name)
 		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			r.warn("could not put back the node's record: " + err.Error())
+			r.recordErr(fmt.Errorf("could not put back the node's record: %w", err))
 		}
 	}
+	if standby {
+		// Its exec step waits for the lock for as long as it takes: other
+		// starts of the node do not wait for the record lock meanwhile.
+		lk.Unlock()
+	}
 	ch, err := spawn(ctx, n, c.nodeEnv(n), c.LockTimeout)
+	if standby {
+		if lk, err := nodes.LockRecord(context.WithoutCancel(ctx), rundir, n.Name); err == nil {
+			defer lk.Unlock()
+		}
+	}
 	var held *pidfile.HeldError
 	if errors.As(err, &held) {
 		if prevErr == nil {
 			if st, put := c.heldRecord(n, prevStarted, held.PID); put {
 				prevStarted = st
-				undo()
+				restore()
 			}
 		}
 		r.PID = held.PID
-		r.Msg = held.Error()
 		r.fail("start", held)
 		return nil
 	}
 	if err != nil {
-		undo()
+		restore()
 		if ke := (*killedError)(nil); errors.As(err, &ke) {
 			r.PID = ke.pid
 		}
@@ -286,9 +332,30 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 	// after the settle window (a node that fails in it gets undo). The
 	// record is synced like the first write: a node never leaves a
 	// half-written record, and on a tmpfs such as /run it costs nothing.
+	var mine nodes.Started
 	if st, err := identify(ch.pid); err == nil {
 		if err := nodes.WriteRecordStarted(rundir, n, st); err != nil {
-			r.warn("could not record the node's process: " + err.Error())
+			r.recordErr(fmt.Errorf("could not record the node's process: %w", err))
+		} else {
+			mine = st
+		}
+	}
+	// undo, once the record lock is let go: puts back the record there
+	// was before, unless another start has recorded its own since.
+	undo := func() {
+		lk, err := nodes.LockRecord(context.Background(), rundir, n.Name)
+		if err != nil {
+			r.recordErr(fmt.Errorf("could not put back the node's record: %w", err))
+			return
+		}
+		defer lk.Unlock()
+		cur, curStarted, err := nodes.ReadRecordStarted(rundir, n.Name)
+		if err != nil {
+			return
+		}
+		// A pid and start time name one process: this start's.
+		if mine.PID != 0 && curStarted == mine || mine.PID == 0 && curStarted.PID == 0 && reflect.DeepEqual(cur, n) {
+			restore()
 		}
 	}
 	return &started{child: ch, undo: undo}

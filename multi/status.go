@@ -2,7 +2,9 @@ package multi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -48,4 +50,76 @@ func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// String formats the status briefly, for logs and tests: "w1: running
+// (pid 1234)", "w1: stopped", "w1: lost (pid 1234)", "w1: unknown:
+// reason".
+func (s Status) String() string {
+	switch {
+	case s.Err != nil:
+		var ne *NodeError
+		if errors.As(s.Err, &ne) {
+			return s.Node.Name + ": unknown: " + ne.Err.Error()
+		}
+		return s.Node.Name + ": unknown: " + s.Err.Error()
+	case s.Lost != nil:
+		return fmt.Sprintf("%s: lost (pid %d)", s.Node.Name, s.Lost.PID)
+	case s.Stopping != 0:
+		return fmt.Sprintf("%s: stopping (pid %d)", s.Node.Name, s.Stopping)
+	case s.PID > 0:
+		return fmt.Sprintf("%s: %s (pid %d)", s.Node.Name, s.State, s.PID)
+	}
+	return s.Node.Name + ": " + s.State.String()
+}
+
+// statusJSON is a Status on the wire: its errors as text.
+type statusJSON struct {
+	Node     nodes.Node
+	Path     string
+	State    pidfile.State
+	PID      int
+	LockErr  string `json:",omitempty"`
+	FilePID  int
+	FileErr  string     `json:",omitempty"`
+	Lost     *LostError `json:",omitempty"`
+	Stopping int        `json:",omitempty"`
+	Err      string     `json:",omitempty"`
+}
+
+// MarshalJSON encodes s with its state as a word and its errors as their
+// text.
+func (s Status) MarshalJSON() ([]byte, error) {
+	return json.Marshal(statusJSON{Node: s.Node, Path: s.Path, State: s.State, PID: s.PID,
+		LockErr: errText(s.LockErr), FilePID: s.FilePID, FileErr: errText(s.FileErr),
+		Lost: s.Lost, Stopping: s.Stopping, Err: errText(s.Err)})
+}
+
+// UnmarshalJSON decodes what MarshalJSON encodes. The errors come back
+// as their text only: errors.Is no longer matches them.
+func (s *Status) UnmarshalJSON(b []byte) error {
+	var j statusJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*s = Status{Node: j.Node, Info: pidfile.Info{Path: j.Path, State: j.State, PID: j.PID,
+		LockErr: textErr(j.LockErr), FilePID: j.FilePID, FileErr: textErr(j.FileErr)},
+		Lost: j.Lost, Stopping: j.Stopping, Err: textErr(j.Err)}
+	return nil
+}
+
+// errText is err's text, "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// textErr is an error of text, nil for "".
+func textErr(s string) error {
+	if s == "" {
+		return nil
+	}
+	return errors.New(s)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -28,7 +27,6 @@ func (c *Cluster) Stop(ctx context.Context) ([]Result, error) {
 		if err := ctx.Err(); err != nil {
 			r.fail("stop", err)
 		} else if ok, _, _ := c.signalOne(r, "stop", sig, dirs, false); ok {
-			r.Msg = fmt.Sprintf("sent %s (pid %d)", SignalName(sig), r.PID)
 			r.Outcome = Signalled
 		}
 		c.report(r)
@@ -230,11 +228,8 @@ func (s *stopWaiter) done(killed bool) func(waiter.Target, error) {
 			r.fail(s.op, err)
 		} else {
 			s.c.stoppedOn(r, s.op, s.sig, t.Handle)
-			if killed {
-				r.Msg = fmt.Sprintf("killed after %s (pid %d)", s.timeout, t.PID) + strings.TrimPrefix(r.Msg, fmt.Sprintf("stopped (pid %d)", t.PID))
-				if r.Err == nil {
-					r.Outcome = KilledAfterTimeout
-				}
+			if killed && r.Err == nil {
+				r.Outcome = KilledAfterTimeout
 			}
 		}
 		s.final(r)
@@ -260,7 +255,7 @@ func (s *stopWaiter) escalate(left []waiter.Target) []waiter.Target {
 			s.final(r)
 			continue
 		}
-		r.warn(fmt.Sprintf("still running after %s; sent KILL (pid %d)", s.timeout, t.PID))
+		r.KilledAfter = s.timeout
 		again = append(again, t)
 	}
 	return again
@@ -318,21 +313,16 @@ func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal, dirs *pidf
 		return false, nil, nil
 	}
 	if info.Mismatch() {
-		r.warn(fmt.Sprintf("pidfile %s says %s but the lock holder is pid %d; using %d",
-			r.Node.PidFile, describeFilePID(info), info.PID, info.PID))
+		r.FilePID = info.FilePID
+		if info.FileErr != nil || r.FilePID == 0 {
+			r.FilePID = -1
+		}
 	}
-	r.PID = info.PID
+	r.PID, r.Signal = info.PID, sig
 	if !keep {
 		h = nil
 	}
 	return true, h, pidfd
-}
-
-func describeFilePID(info pidfile.Info) string {
-	if info.FileErr != nil {
-		return "no valid pid"
-	}
-	return fmt.Sprintf("pid %d", info.FilePID)
 }
 
 // notRunning reports a node with nothing to signal, as info found it,
@@ -340,7 +330,6 @@ func describeFilePID(info pidfile.Info) string {
 func (c *Cluster) notRunning(r *Result, op string, info pidfile.Info, h *pidfile.Handle) {
 	r.Outcome = NotRunning
 	if info.State == pidfile.Absent {
-		r.Msg = "not running"
 		return
 	}
 	err := removeStale(r.Node.PidFile, h)
@@ -348,12 +337,10 @@ func (c *Cluster) notRunning(r *Result, op string, info pidfile.Info, h *pidfile
 	switch {
 	case errors.As(err, &held):
 		// Started by someone else since we looked: leave it be.
-		r.PID = held.PID
-		r.Msg = fmt.Sprintf("not running before; now started by someone else (pid %d)", held.PID)
+		r.HeldBy = held.PID
 	case err != nil:
 		r.fail(op, fmt.Errorf("stale pidfile not removed: %w", err))
 	default:
-		r.Msg = "not running (stale pidfile removed)"
 		r.Outcome = StaleRemoved
 	}
 }
@@ -366,18 +353,15 @@ func (c *Cluster) stopped(r *Result, op string, sig syscall.Signal) {
 
 // stoppedOn is stopped, removing the pidfile through h if not nil.
 func (c *Cluster) stoppedOn(r *Result, op string, sig syscall.Signal, h *pidfile.Handle) {
-	word := "stopped"
-	r.Outcome = Stopped
+	r.Outcome, r.Signal = Stopped, sig
 	if sig == syscall.SIGKILL {
-		word = "killed"
 		r.Outcome = Killed
 	}
-	r.Msg = fmt.Sprintf("%s (pid %d)", word, r.PID)
 	err := removeStale(r.Node.PidFile, h)
 	var held *pidfile.HeldError
 	switch {
 	case errors.As(err, &held):
-		r.Msg += fmt.Sprintf("; pidfile now held by pid %d", held.PID)
+		r.HeldBy = held.PID
 	case err != nil:
 		r.fail(op, fmt.Errorf("stopped, but %w", err))
 	}

@@ -61,7 +61,7 @@ func (c *Cluster) Only(names ...string) (*Cluster, error) {
 // Send sends sig to every running node, through its lock as every verb
 // does (see Signals in the package doc), and returns without waiting: a
 // HUP to reload, a USR1 to report. Unlike [Cluster.Stop] it is not a stop
-// and ignores c.Signal; a node's result says "sent HUP (pid 1234)". A node
+// and ignores c.Signal; a node's result is Signalled, with its Signal and PID. A node
 // that is not running is reported so, its stale pidfile removed, and is
 // not an error. sig must be a signal (> 0).
 //
@@ -78,7 +78,6 @@ func (c *Cluster) Send(ctx context.Context, sig syscall.Signal) ([]Result, error
 			r.fail("signal", ctx.Err())
 		default:
 			if ok, _, _ := c.signalOne(r, "signal", sig, nil, false); ok {
-				r.Msg = fmt.Sprintf("sent %s (pid %d)", SignalName(sig), r.PID)
 				r.Outcome = Signalled
 			}
 		}

@@ -78,8 +78,8 @@ func TestOnlySend(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range res {
-		if want := fmt.Sprintf("sent HUP (pid %d)", r.PID); r.Msg != want || r.Outcome != multi.Signalled || r.PID <= 1 {
-			t.Errorf("%s: %q; want %q", r.Node.Name, r.Msg, want)
+		if r.Outcome != multi.Signalled || r.Signal != syscall.SIGHUP || r.PID <= 1 {
+			t.Errorf("%s: %s, signal %d; want signalled HUP", r.Node.Name, r, r.Signal)
 		}
 		pollUntil(t, r.Node.Name+" to say hup", func() bool { return logSays(r.Node.LogFile, "hup") })
 	}
@@ -155,7 +155,7 @@ func TestOnlyKeepsSettings(t *testing.T) {
 
 // Stopping, killing or signalling a node that is not running (no pidfile,
 // or a stale one) is success, as ErrNotRunning documents: no error, PID 0,
-// "not running" in Msg, and never ErrNotRunning.
+// Outcome NotRunning (or StaleRemoved), and never ErrNotRunning.
 func TestNotRunningIsSuccess(t *testing.T) {
 	c := cluster(t, "", "w1", "w2")
 	stale := func() {
@@ -175,11 +175,11 @@ func TestNotRunningIsSuccess(t *testing.T) {
 			t.Errorf("%s: %v; want no error", name, err)
 		}
 		for _, r := range res {
-			if r.Err != nil || r.PID != 0 || !strings.HasPrefix(r.Msg, "not running") {
+			if r.Err != nil || r.PID != 0 || (r.Outcome != multi.NotRunning && r.Outcome != multi.StaleRemoved) {
 				t.Errorf("%s: %s (err %v, pid %d); want not running, no error", name, r, r.Err, r.PID)
 			}
 		}
-		if !strings.Contains(res[1].Msg, "stale pidfile removed") {
+		if res[1].Outcome != multi.StaleRemoved {
 			t.Errorf("%s: %s; want the stale pidfile removed", name, res[1])
 		}
 		if _, err := os.Stat(c.Nodes[1].PidFile); !errors.Is(err, os.ErrNotExist) {

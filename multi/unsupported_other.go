@@ -38,6 +38,8 @@ func spawn(_ context.Context, n nodes.Node, env []string, lockTimeout time.Durat
 
 func (ch *child) recheck() error { return errors.ErrUnsupported }
 
+func standbyStart(n nodes.Node) bool { return false }
+
 func (ch *child) letGo(detach bool) {}
 
 func signalNode(path string, expect int, sig syscall.Signal, group bool) (pidfile.Info, error) {

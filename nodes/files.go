@@ -167,5 +167,6 @@ func RemoveRecord(rundir, name string) error {
 		return fmt.Errorf("record %s: %w", path, safefs.BareErr(err))
 	}
 	d.Remove(spareName(name)) // the previous record's file, if any
+	removeRecordLock(d, name)
 	return nil
 }

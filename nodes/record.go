@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -70,11 +71,14 @@ func WriteRecordStarted(rundir string, n Node, s Started) error {
 	if err := CheckName(n.Name); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(record{n.Name, n.Host, n.Index, n.Command, n.Options, n.Dir, n.Env, n.PidFile, n.LogFile, n.SelfLock, s.PID, s.StartTicks, s.PidfdIno}, "", "  ")
+	b, err := marshalRecord(n, s)
 	if err != nil {
 		return err
 	}
 	path := RecordPath(rundir, n.Name)
+	if len(b) >= maxRecord {
+		return tooLarge(n, path, len(b))
+	}
 	fail := func(err error) error {
 		// Name the record, not the temporary file, with the system's reason.
 		var pe *fs.PathError
@@ -151,6 +155,36 @@ func WriteRecordStarted(rundir string, n Node, s Started) error {
 	return nil
 }
 
+// ErrRecordTooLarge is wrapped by the error of a node whose record would
+// be too large to be read back (its command, options and environment
+// together over about 1 MiB): nothing is written.
+var ErrRecordTooLarge = errors.New("record too large")
+
+func marshalRecord(n Node, s Started) ([]byte, error) {
+	return json.MarshalIndent(record{n.Name, n.Host, n.Index, n.Command, n.Options, n.Dir, n.Env, n.PidFile, n.LogFile, n.SelfLock, s.PID, s.StartTicks, s.PidfdIno}, "", "  ")
+}
+
+func tooLarge(n Node, path string, size int) error {
+	return fmt.Errorf("%s: %w: %s would be %d bytes, over the %d a record may have (its command, options and --env)",
+		n.Name, ErrRecordTooLarge, path, size, maxRecord)
+}
+
+// CheckRecord returns an error wrapping [ErrRecordTooLarge] if the record
+// of n in rundir, once its process is recorded, would be too large to be
+// read back: checked before anything starts, so that no node runs that
+// its record cannot name.
+func CheckRecord(rundir string, n Node) error {
+	// Room for the process and for fields records may gain.
+	b, err := marshalRecord(n, Started{PID: math.MaxInt32, StartTicks: math.MaxUint64, PidfdIno: math.MaxUint64})
+	if err != nil {
+		return err
+	}
+	if len(b)+256 >= maxRecord {
+		return tooLarge(n, RecordPath(rundir, n.Name), len(b))
+	}
+	return nil
+}
+
 // ReadRecord reads the record of the node named name from rundir. The
 // error wraps [fs.ErrNotExist] when there is none.
 func ReadRecord(rundir, name string) (Node, error) {
@@ -191,8 +225,21 @@ func readRecord(d *safefs.Folder, rundir, name string) (Node, record, error) {
 }
 
 // ReadRecords reads every node record in rundir, ordered by index and then
-// by name. A missing rundir holds no records.
+// by name. A missing rundir holds no records. A record that cannot be read
+// (not valid, too large, planted) is skipped: it returns the others, and
+// an error naming each one skipped.
 func ReadRecords(rundir string) ([]Node, error) {
+	var bad []error
+	ns, err := readRecords(rundir, func(err error) { bad = append(bad, err) })
+	if err != nil {
+		return nil, err
+	}
+	return ns, errors.Join(bad...)
+}
+
+// readRecords is ReadRecords, calling skipped with the error of each
+// record it skips; the error is the rundir's.
+func readRecords(rundir string, skipped func(error)) ([]Node, error) {
 	d, err := safefs.OpenFolder(rundir, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -220,7 +267,12 @@ func ReadRecords(rundir string) ([]Node, error) {
 		}
 		n, _, err := readRecord(d, rundir, name)
 		if err != nil {
-			return nil, err
+			// Gone since the folder was read: not there, as a
+			// reader a moment later would see.
+			if !errors.Is(err, fs.ErrNotExist) {
+				skipped(err)
+			}
+			continue
 		}
 		out = append(out, n)
 	}
@@ -249,9 +301,13 @@ func (s Spec) Resolve() ([]Node, error) {
 	}
 	// The records read already (all of them, with no names), else read
 	// here, each through one opening of the rundir.
+	skipped := s.Skipped
+	if skipped == nil {
+		skipped = func(error) {}
+	}
 	var recorded map[string]Node
 	if len(s.Names) == 0 {
-		recs, err := ReadRecords(rundir)
+		recs, err := readRecords(rundir, skipped)
 		if err != nil {
 			return nil, err
 		}
@@ -301,8 +357,13 @@ func (s Spec) Resolve() ([]Node, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
+		if err != nil && (d == nil && recorded == nil) {
+			return nil, err // the rundir's, not the record's
+		}
 		if err != nil {
-			return nil, err
+			// As if absent: forget can remove it, start can replace it.
+			skipped(err)
+			continue
 		}
 		if !explicit[i].pidfile {
 			ns[i].PidFile = rec.PidFile

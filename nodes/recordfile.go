@@ -4,6 +4,8 @@ package nodes
 // and swapped into place, read under a shared flock.
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -118,26 +120,44 @@ func readRecordFileTry(d *safefs.Folder, path string, retry int) ([]byte, error)
 		return nil, err
 	}
 	// A writer rewrites a record's old file, once swapped out, as the
-	// next record (writeSpare), under its exclusive flock: the shared
-	// flock keeps it from starting on the file being read here, and the
-	// file still at its name once locked is the record. Should a lock
-	// never come (another user's, on a file it can read), the read goes
-	// on, and is checked afterwards instead.
-	locked := lockShared(f) == nil // up to about a second, as for the rundir's lock
-	b, err := io.ReadAll(io.LimitReader(f, maxRecord+1))
+	// next record (writeSpare), under its exclusive flock: a shared flock
+	// keeps it from starting on the file being read here, and the file
+	// still at its name once locked is the record. The flock is tried,
+	// never waited for: anyone who can read a record can lock it, and
+	// another user must not slow root's commands. Locked by another (a
+	// writer for microseconds, or anyone for ever), the file is read
+	// twice instead, and taken only whole and unchanged: a writer cannot
+	// rewrite it while the other holds its flock either.
+	locked := flock(f, false) == nil
+	b, err := readAllAt(f)
 	if err != nil {
 		return nil, safefs.BareErr(err)
 	}
 	if len(b) > maxRecord {
 		return nil, fmt.Errorf("larger than %d bytes", maxRecord)
 	}
-	if !d.SameFile(filepath.Base(path), f) {
+	stable := locked
+	if !locked {
+		again, err := readAllAt(f)
+		st2, serr := f.Stat()
+		stable = err == nil && serr == nil && bytes.Equal(b, again) && json.Valid(b) &&
+			st2.Size() == int64(len(b)) && st2.ModTime().Equal(st.ModTime())
+	}
+	if !stable || !d.SameFile(filepath.Base(path), f) {
 		if retry > 0 {
 			return readRecordFileTry(d, path, retry-1)
 		}
-		if !locked {
+		if !stable {
 			return nil, errors.New("rewritten while being read, again and again")
 		}
+		// Whole, if already swapped out: as a reader an instant earlier
+		// would have read it.
 	}
 	return b, nil
+}
+
+// readAllAt reads f from its start, up to one byte over [maxRecord], so
+// that it can be read again from the same descriptor.
+func readAllAt(f *os.File) ([]byte, error) {
+	return io.ReadAll(io.LimitReader(io.NewSectionReader(f, 0, maxRecord+1), maxRecord+1))
 }

@@ -53,6 +53,10 @@ type Spec struct {
 	// Env sets [Node.Env] on every node: KEY=VALUE entries, recorded. On
 	// a restart without a command, none means the recorded ones.
 	Env []string
+	// Skipped, if not nil, is called by [Spec.Resolve] with each record
+	// it cannot read (a warning to give): the record is taken as absent,
+	// so that one bad record leaves the others usable.
+	Skipped func(error)
 	// AllowSharedFolders makes Resolve accept a rundir, and folders of the
 	// nodes' files, that others than root and this user can write to (see
 	// [AcceptShared]); records in such a rundir are then not read.

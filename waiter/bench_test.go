@@ -9,7 +9,6 @@ package waiter_test
 // filesystem than the temp dir's.
 
 import (
-	"bufio"
 	"context"
 	"github.com/multi-launcher/multi/internal/testutil"
 	"os"
@@ -30,23 +29,7 @@ var benchDir = testutil.BenchDir
 // file when it dies, as a crash would) and returns it once it holds.
 func startHolder(b *testing.B, path string) *exec.Cmd {
 	b.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), holderEnv+"="+path)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := cmd.StdinPipe(); err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "locked\n" {
-		cmd.Process.Kill()
-		cmd.Wait()
-		b.Fatalf("holder: %q", line)
-	}
+	cmd, _ := testutil.StartHolder(b, path, testutil.HoldCrash)
 	return cmd
 }
 

@@ -1,20 +1,20 @@
 package waiter_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/multi-launcher/multi/waiter"
 )
@@ -24,42 +24,11 @@ const (
 	probablyStillBlocked = 10 * time.Second
 )
 
-// The test binary holds a pidfile's lock when started with this variable
-// set: it prints "locked" and holds until stdin closes, then exits without
-// removing the file (as a crash would) unless the value starts with "rm:".
-// With "drop:" it lets go of the lock then, leaves the file, and lives on
-// (until the test kills it).
-const holderEnv = "WAITER_TEST_HOLD"
-
 func TestMain(m *testing.M) {
 	if v := os.Getenv(holdManyEnv); v != "" {
 		holdMany(v)
 	}
-	if v := os.Getenv(holderEnv); v != "" {
-		path := v
-		rm, drop := false, false
-		if len(v) > 3 && v[:3] == "rm:" {
-			path, rm = v[3:], true
-		}
-		if len(v) > 5 && v[:5] == "drop:" {
-			path, drop = v[5:], true
-		}
-		l, err := pidfile.Acquire(path)
-		if err != nil {
-			fmt.Println("error:", err)
-			os.Exit(1)
-		}
-		fmt.Println("locked")
-		io.Copy(io.Discard, os.Stdin)
-		if rm {
-			l.Release()
-		}
-		if drop {
-			l.Close()
-			time.Sleep(time.Hour) // alive without the lock: killed by the test
-		}
-		os.Exit(0)
-	}
+	testutil.ServeRoles() // the holders of testutil.StartHolder
 	os.Exit(m.Run())
 }
 
@@ -68,22 +37,20 @@ type holderProc struct {
 	stdin io.WriteCloser
 }
 
+// hold starts a process that holds the lock on the pidfile spec names
+// (testutil.StartHolder). Once its stdin is closed it exits and leaves the
+// file stale, as a crash would; with "rm:" it removes the file first; with
+// "drop:" it lets go of the lock, leaves the file, and lives on.
 func hold(t *testing.T, spec string) *holderProc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), holderEnv+"="+spec)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	end, path := testutil.HoldCrash, spec
+	if p, ok := strings.CutPrefix(spec, "rm:"); ok {
+		end, path = testutil.HoldRelease, p
 	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "locked\n" {
-		t.Fatalf("holder: %q", line)
+	if p, ok := strings.CutPrefix(spec, "drop:"); ok {
+		end, path = testutil.HoldDrop, p
 	}
+	cmd, stdin := testutil.StartHolder(t, path, end)
 	return &holderProc{cmd, stdin}
 }
 

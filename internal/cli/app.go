@@ -10,7 +10,8 @@
 // package "cli." always means urfave/cli.
 //
 // Files by concern: app.go (the app, Run, exit codes, version), flags.go
-// (every flag), parse.go (a verb's arguments, usage errors), verbs.go
+// (every flag, and the typed field its value goes to), parse.go (a verb's
+// arguments typed into the call its run gets, usage errors), verbs.go
 // (start, stop, stopwait, kill, restart; building the cluster), output.go
 // (result lines, colour, progress), status.go, logs.go, grammar.go (names,
 // expand, show, get), completion.go (completion and man).
@@ -45,8 +46,7 @@ const (
 func Run(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := interruptible()
 	defer stop()
-	code := exitOK
-	app := newApp(stdout, stderr, &code)
+	app := newApp(stdout, stderr)
 	if len(args) < 2 {
 		app.Writer = stderr
 		app.Run(args[:1]) // shows the help
@@ -77,6 +77,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		// Ctrl-C, 143 for TERM.
 		return 128 + int(in.sig)
 	}
+	code, _ := app.Metadata[exitCode].(int) // exitOK unless a verb said otherwise
 	return code
 }
 
@@ -120,7 +121,7 @@ func wasInterrupted(ctx context.Context) bool {
 	return errors.As(context.Cause(ctx), &in)
 }
 
-func newApp(stdout, stderr io.Writer, code *int) *cli.App {
+func newApp(stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
 		Name:                 "multi",
 		Usage:                "start named nodes in the background and stop them without signalling the wrong process",
@@ -138,75 +139,25 @@ Exit codes: 0 success, 1 a node failed, 2 usage error, 130 interrupted
 (Ctrl-C; the nodes are left as they are); status: 0 all running, 1 a stale
 pidfile, 3 not running, 4 unknown. The manual page: multi man | man -l -`,
 		Commands: []*cli.Command{
-			verb("start", "start nodes",
-				"multi start [flags] NODES... [OPTIONS] [-- COMMAND [ARG...]]",
-				`Start each node that is not running, in parallel; return once each runs its
-command holding its pidfile's lock, or has failed. Without -- COMMAND, start
-from the node's record. OPTIONS (celery's worker options, per node as
--c:1-3 10) are added after the command's arguments.
-
-   multi start w1 w2 w3 -- sleep 300
-   multi start 3 --range-prefix=web --pidfile=/run/app/%n.pid -- app --port=80%i
-   multi start A B C D -c:1 4 -c:2-4 8 -- worker --name=%h
-   multi start w1 --self-lock -- mygonode`,
-				false, common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle, flagEnv), (*multi.Cluster).Start, code),
-			verb("stop", "send a signal (default TERM) and return",
-				"multi stop [flags] [NODES...] [-SIGNAL]",
-				`Send the signal to each node's lock holder. A stale pidfile is removed,
-never signalled. Without NODES: every recorded node.
-
-   multi stop w1 w2
-   multi stop w1 -HUP
-   multi stop --group -KILL`,
-				true, common(flagPidfile, flagLogfile, flagRundir, flagGroup, flagLost), (*multi.Cluster).Stop, code),
-			verb("stopwait", "send a signal, wait until each node's lock is released, remove the pidfiles",
-				"multi stopwait [flags] [NODES...] [-SIGNAL]",
-				`Signal every node at once, then wait until each node's lock is released
-(not until a pid disappears), and remove the pidfiles. With --timeout,
-nodes still running then get SIGKILL.
-
-   multi stopwait
-   multi stopwait w1 w2 --timeout=30s
-   multi stopwait 3 -INT --wait=notify`,
-				true, common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagLost), (*multi.Cluster).StopWait, code),
-			verb("kill", "send KILL, wait until each node's lock is released, remove the pidfiles",
-				"multi kill [flags] [NODES...]",
-				`   multi kill w1
-   multi kill --group`,
-				false, common(flagPidfile, flagLogfile, flagRundir, flagWait, flagGroup, flagLost), (*multi.Cluster).Kill, code),
-			verb("restart", "signal nodes, and start each again with its recorded command as soon as it is down",
-				"multi restart [flags] [NODES...] [-SIGNAL] [OPTIONS] [-- COMMAND [ARG...]]",
-				`Check that each node's command can start again (folder present, program
-found and executable; if not, the node is left running and FAILED), then
-signal every running node and start each again from its record the moment
-it is down; a node that is down is just started. --rolling: one node at a
-time, each up again before the next is signalled. New OPTIONS replace the
-recorded ones; a new COMMAND replaces the record. A restarted node gets
-this command's environment, not the one it was first started with.
-
-   multi restart
-   multi restart --rolling --timeout=30s
-   multi restart w2 --timeout=10s
-   multi restart w1 -c 8`,
-				true, common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagSettle, flagLost, flagRolling, flagEnv), (*multi.Cluster).Restart, code),
-			runCommand(code),
-			statusCommand(code),
-			logsCommand(code),
-			forgetCommand(code),
+			verbStart.command(),
+			verbStop.command(),
+			verbStopWait.command(),
+			verbKill.command(),
+			verbRestart.command(),
+			runCommand(),
+			statusCommand(),
+			logsCommand(),
+			forgetCommand(),
 			namesCommand(),
 			expandCommand(),
-			showCommand("show", "print the command line each node would run, shell-quoted",
-				"multi show [flags] NODES... [OPTIONS] [-- COMMAND [ARG...]]",
-				"   multi show A B C D -c:1 4 -c:2-4 8 -- worker\n   multi show w1     # the recorded command", code),
-			showCommand("get", "print the command line of the node FULLNAME (exit 1 if it is not in the set)",
-				"multi get [flags] FULLNAME NODES... [OPTIONS] [-- COMMAND [ARG...]]",
-				"   multi get w2@myhost w1 w2 w3 -- worker %n", code),
+			showCommand(),
+			getCommand(),
 			completionCommand(),
 			manCommand(),
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
 			fmt.Fprintf(stderr, "multi: unknown command %q (see multi --help)\n", name)
-			*code = exitUsage
+			c.App.Metadata[exitCode] = exitUsage
 		},
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return cli.Exit("multi: "+err.Error(), exitUsage)

@@ -60,9 +60,11 @@ type Parser struct {
 type Args struct {
 	// Names are the node names, or a count, as given.
 	Names []string
-	// Flags holds multi's own flags given for every node, by long name;
-	// later ones win.
-	Flags map[string]string
+	// Flags are multi's own flags given for every node, by long name
+	// (Name without dashes), in order, each time it was given: --env is
+	// given many times, and of others the last one wins. A flag that
+	// takes no value has the value "true".
+	Flags []nodes.Option
 	// NodeFlags are multi's own flags given per node (Name without
 	// dashes: "pidfile").
 	NodeFlags []nodes.Option
@@ -74,13 +76,11 @@ type Args struct {
 	Command []string
 	// HasCommand reports whether "--" was given.
 	HasCommand bool
-	// Env holds the values of every --env, in order.
-	Env []string
 }
 
 // Parse parses args (without the program and verb names).
 func (p Parser) Parse(args []string) (*Args, error) {
-	a := &Args{Flags: map[string]string{}}
+	a := &Args{}
 	namesStarted, namesEnded := false, false
 	value := func(i *int, what string) (string, error) {
 		if *i+1 >= len(args) || args[*i+1] == "--" {
@@ -122,7 +122,7 @@ func (p Parser) Parse(args []string) (*Args, error) {
 				if hasVal {
 					return nil, fmt.Errorf("%w: flag --%s takes no value", ErrUsage, name)
 				}
-				a.Flags[name] = "true"
+				a.flag(name, "true")
 			case own:
 				if !hasVal {
 					var err error
@@ -130,10 +130,7 @@ func (p Parser) Parse(args []string) (*Args, error) {
 						return nil, err
 					}
 				}
-				a.Flags[name] = val
-				if name == "env" {
-					a.Env = append(a.Env, val) // the one flag given many times
-				}
+				a.flag(name, val)
 			case !p.Forward:
 				return nil, p.unknown(tok, name)
 			default:
@@ -144,14 +141,14 @@ func (p Parser) Parse(args []string) (*Args, error) {
 			word := tok[1:]
 			if long, ok := p.Short[word]; ok {
 				if !p.Flags[long] {
-					a.Flags[long] = "true"
+					a.flag(long, "true")
 					continue
 				}
 				v, err := value(&i, "flag "+tok)
 				if err != nil {
 					return nil, err
 				}
-				a.Flags[long] = v
+				a.flag(long, v)
 				continue
 			}
 			if p.Signal != nil && p.Signal(word) {
@@ -201,6 +198,22 @@ func (p Parser) Parse(args []string) (*Args, error) {
 		}
 	}
 	return a, nil
+}
+
+// flag records multi's own flag name, given for every node with value.
+func (a *Args) flag(name, value string) {
+	a.Flags = append(a.Flags, nodes.Option{Name: name, Value: value, HasValue: true})
+}
+
+// Flag returns the value of multi's own flag name (its long name) as last
+// given for every node, and "" if it was not.
+func (a *Args) Flag(name string) string {
+	for i := len(a.Flags) - 1; i >= 0; i-- {
+		if a.Flags[i].Name == name {
+			return a.Flags[i].Value
+		}
+	}
+	return ""
 }
 
 // unknown is the usage error for an option a command that runs no command

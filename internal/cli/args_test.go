@@ -17,22 +17,24 @@ func TestParser(t *testing.T) {
 		PerNode: map[string]bool{"pidfile": true},
 		Signal:  func(s string) bool { return s == "KILL" || s == "9" },
 	}
-	noflags := map[string]string{}
 	tests := []struct {
 		args []string
 		want cli.Args
 	}{
-		{[]string{"w1", "w2"}, cli.Args{Names: []string{"w1", "w2"}, Flags: noflags}},
-		{[]string{"w1", "--pidfile=/r/%n.pid", "w2"}, cli.Args{Names: []string{"w1", "w2"}, Flags: map[string]string{"pidfile": "/r/%n.pid"}}},
-		{[]string{"--pidfile", "x", "w1"}, cli.Args{Names: []string{"w1"}, Flags: map[string]string{"pidfile": "x"}}},
-		{[]string{"w1", "--json"}, cli.Args{Names: []string{"w1"}, Flags: map[string]string{"json": "true"}}},
-		{[]string{"w1", "-KILL"}, cli.Args{Names: []string{"w1"}, Flags: noflags, Signal: "KILL"}},
-		{[]string{"-9", "w1"}, cli.Args{Names: []string{"w1"}, Flags: noflags, Signal: "9"}},
-		{[]string{"w1", "--", "sh", "-c", "echo 'a b'", "--pidfile=no"}, cli.Args{Names: []string{"w1"}, Flags: noflags,
+		{[]string{"w1", "w2"}, cli.Args{Names: []string{"w1", "w2"}}},
+		{[]string{"w1", "--pidfile=/r/%n.pid", "w2"}, cli.Args{Names: []string{"w1", "w2"}, Flags: []nodes.Option{{Name: "pidfile", Value: "/r/%n.pid", HasValue: true}}}},
+		{[]string{"--pidfile", "x", "w1"}, cli.Args{Names: []string{"w1"}, Flags: []nodes.Option{{Name: "pidfile", Value: "x", HasValue: true}}}},
+		{[]string{"w1", "--json"}, cli.Args{Names: []string{"w1"}, Flags: []nodes.Option{{Name: "json", Value: "true", HasValue: true}}}},
+		{[]string{"w1", "-KILL"}, cli.Args{Names: []string{"w1"}, Signal: "KILL"}},
+		{[]string{"-9", "w1"}, cli.Args{Names: []string{"w1"}, Signal: "9"}},
+		{[]string{"w1", "--", "sh", "-c", "echo 'a b'", "--pidfile=no"}, cli.Args{Names: []string{"w1"},
 			Command: []string{"sh", "-c", "echo 'a b'", "--pidfile=no"}, HasCommand: true}},
-		{[]string{"w1", "--"}, cli.Args{Names: []string{"w1"}, Flags: noflags, Command: []string{}, HasCommand: true}},
-		{[]string{"w1", "--pidfile:w1=/a", "--pidfile:2", "/b"}, cli.Args{Names: []string{"w1"}, Flags: noflags,
+		{[]string{"w1", "--"}, cli.Args{Names: []string{"w1"}, Command: []string{}, HasCommand: true}},
+		{[]string{"w1", "--pidfile:w1=/a", "--pidfile:2", "/b"}, cli.Args{Names: []string{"w1"},
 			NodeFlags: []nodes.Option{{Name: "pidfile", Value: "/a", HasValue: true, Scope: "w1"}, {Name: "pidfile", Value: "/b", HasValue: true, Scope: "2"}}}},
+	}
+	if a, err := p.Parse([]string{"--pidfile=a", "w1", "--pidfile", "b"}); err != nil || len(a.Flags) != 2 || a.Flag("pidfile") != "b" || a.Flag("json") != "" {
+		t.Errorf("a flag given twice: %+v, %v; want both, in order, the last one the value", a, err)
 	}
 	for _, tt := range tests {
 		got, err := p.Parse(tt.args)

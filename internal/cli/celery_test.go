@@ -40,11 +40,11 @@ func build(t *testing.T, host string, cmd []string, args ...string) ([]nodes.Nod
 	if a.HasCommand {
 		cmd = a.Command
 	}
-	if a.Flags["suffix"] != "" {
-		host = a.Flags["suffix"]
+	if a.Flag("suffix") != "" {
+		host = a.Flag("suffix")
 	}
-	return nodes.Spec{Names: a.Names, Host: host, Prefix: a.Flags["prefix"], RangePrefix: a.Flags["range-prefix"],
-		RunDir: "/run/x", PidFile: a.Flags["pidfile"], LogFile: a.Flags["logfile"], NodeFiles: a.NodeFlags,
+	return nodes.Spec{Names: a.Names, Host: host, Prefix: a.Flag("prefix"), RangePrefix: a.Flag("range-prefix"),
+		RunDir: "/run/x", PidFile: a.Flag("pidfile"), LogFile: a.Flag("logfile"), NodeFiles: a.NodeFlags,
 		Options: a.Options, Command: cmd}.Nodes()
 }
 
@@ -94,8 +94,8 @@ func TestCeleryNamespacedFull(t *testing.T) {
 	}
 	// --logfile is multi's own flag (celery also consumes it, as a worker
 	// default); the rest go to the command.
-	if a.Flags["logfile"] != "foo" {
-		t.Errorf("logfile %q", a.Flags["logfile"])
+	if a.Flag("logfile") != "foo" {
+		t.Errorf("logfile %q", a.Flag("logfile"))
 	}
 	want := []nodes.Option{
 		{Name: "-c", Value: "5", HasValue: true, Scope: "jerry,elaine"},

@@ -1,42 +1,184 @@
 package cli
 
 import (
+	"fmt"
+	"syscall"
+	"time"
+
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/waiter"
 	"github.com/urfave/cli/v2"
 )
+
+// flags are multi's own flags on a command line, typed. A verb reads the
+// fields of the flags it declares; the others keep their zero value.
+type flags struct {
+	PidFile, LogFile, RunDir      string
+	Prefix, Hostname, RangePrefix string
+	// Suffix is nil when --suffix is not given; "" means no host part.
+	Suffix *string
+
+	Quiet, Verbose, NoColor, JSON bool
+	AllowSharedFolders            bool
+
+	Group, Lost, Rolling, SelfLock, WaitForLock, Follow bool
+
+	// Timeout and the others are 0 when not given. Settle is -1 for
+	// --settle=0 (no window), as in [multi.Cluster].
+	Timeout, LockTimeout, Settle, Backoff time.Duration
+
+	Wait      waiter.Strategy
+	OnExit    multi.OnExit
+	ReadyFile string
+	// Env holds every --env, in order.
+	Env []string
+
+	// Signal is the -SIGNAL given, 0 if none; SignalText is it as written
+	// (without the dash).
+	Signal     syscall.Signal
+	SignalText string
+}
+
+// A typedFlag is one of multi's flags: the urfave/cli flag that help, the
+// manual page and completion show, and how a value given stores into
+// [flags]. A flag whose urfave/cli flag has a Value is stored with that
+// Value when it is not given, or given empty: it is the flag's one default.
+type typedFlag interface {
+	cli.DocGenerationFlag
+	store(f *flags, value string) error
+	// repeats: every value given is stored, in order (--env); of other
+	// flags only the last one given counts.
+	repeats() bool
+	// perNode: the flag may also be given for some nodes, as celery's
+	// --pidfile:w1=PATH; those values go to the call's NodeFiles.
+	perNode() bool
+}
+
+// A boolFlag takes no value: given, its field is true.
+type boolFlag struct {
+	*cli.BoolFlag
+	field func(*flags) *bool
+}
+
+func (b *boolFlag) store(f *flags, _ string) error { *b.field(f) = true; return nil }
+func (b *boolFlag) repeats() bool                  { return false }
+func (b *boolFlag) perNode() bool                  { return false }
+
+// A valueFlag takes a value, which set checks and stores, typed.
+type valueFlag struct {
+	*cli.StringFlag
+	set   func(f *flags, value string) error
+	many  bool // given many times, every value counts
+	nodes bool // may be given per node
+}
+
+func (v *valueFlag) store(f *flags, value string) error { return v.set(f, value) }
+func (v *valueFlag) repeats() bool                      { return v.many }
+func (v *valueFlag) perNode() bool                      { return v.nodes }
+
+// help is the same flag with its own help text, for a verb where it
+// means something more particular (run's --timeout).
+func (v *valueFlag) help(usage, defaultText string) *valueFlag {
+	sf := *v.StringFlag
+	sf.Usage, sf.DefaultText = usage, defaultText
+	return &valueFlag{StringFlag: &sf, set: v.set, many: v.many, nodes: v.nodes}
+}
+
+func boolean(f cli.BoolFlag, field func(*flags) *bool) *boolFlag {
+	return &boolFlag{BoolFlag: &f, field: field}
+}
+
+func text(f cli.StringFlag, field func(*flags) *string) *valueFlag {
+	return &valueFlag{StringFlag: &f, set: func(fl *flags, v string) error { *field(fl) = v; return nil }}
+}
+
+// duration is a flag whose value is a positive duration or a number of
+// seconds.
+func duration(f cli.StringFlag, field func(*flags) *time.Duration) *valueFlag {
+	return &valueFlag{StringFlag: &f, set: func(fl *flags, v string) (err error) {
+		if v == "" {
+			*field(fl) = 0 // as if not given
+			return nil
+		}
+		*field(fl), err = parseTimeout("--"+f.Name, v)
+		return err
+	}}
+}
+
+// perNode is the flag f, which may also be given per node.
+func perNode(f *valueFlag) *valueFlag { f.nodes = true; return f }
 
 // Every flag of every command is defined here; a command lists the ones
 // it takes, and parseCommand derives multi's grammar from that list.
 var (
-	flagPidfile = &cli.StringFlag{Name: "pidfile", Usage: "pidfile `TEMPLATE` (%n is the node name); per node: --pidfile:w1=PATH", DefaultText: "RUNDIR/%n.pid"}
-	flagLogfile = &cli.StringFlag{Name: "logfile", Usage: "logfile `TEMPLATE`; the node's stdout and stderr are appended to it", DefaultText: "RUNDIR/%n.log"}
-	flagRundir  = &cli.StringFlag{Name: "rundir", Usage: "`DIR` of default pidfiles, logfiles and node records", EnvVars: []string{"MULTI_RUNDIR"}, DefaultText: "/run/multi as root, else $XDG_RUNTIME_DIR/multi or /tmp/multi-UID"}
-	flagTimeout = &cli.StringFlag{Name: "timeout", Usage: "after `DURATION` (10s, 1m, or seconds) nodes still running get SIGKILL", DefaultText: "wait forever"}
-	flagWait    = &cli.StringFlag{Name: "wait", Usage: "how to wait for locks to be released: `MODE` poll, or notify (fsnotify and pidfd wake-ups)", Value: "poll"}
-	flagSettle  = &cli.StringFlag{Name: "settle", Usage: "a node that exits within `DURATION` of its start has FAILED; paid once per batch; 0: no window", DefaultText: multi.DefaultSettle.String()}
-	flagLost    = &cli.BoolFlag{Name: "lost", Usage: "also signal a lost node (its lock gone, its recorded process running), through a pidfd after checking its start time"}
-	flagRolling = &cli.BoolFlag{Name: "rolling", Usage: "restart one node at a time, each up again before the next is signalled (never two down at once)"}
-	flagGroup   = &cli.BoolFlag{Name: "group", Usage: "signal each node's whole process group, so what it forked gets the signal too"}
-	flagJSON    = &cli.BoolFlag{Name: "json", Usage: "print a JSON array, one object per node"}
-	flagShared  = &cli.BoolFlag{Name: "allow-shared-folders", Usage: "accept a rundir, pidfile or logfile folder that others than root and you can write to; records there are then neither written nor read"}
-	flagFollow  = &cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing what is appended, until interrupted"}
+	flagPidfile = perNode(text(cli.StringFlag{Name: "pidfile", Usage: "pidfile `TEMPLATE` (%n is the node name); per node: --pidfile:w1=PATH", DefaultText: "RUNDIR/%n.pid"}, func(f *flags) *string { return &f.PidFile }))
+	flagLogfile = perNode(text(cli.StringFlag{Name: "logfile", Usage: "logfile `TEMPLATE`; the node's stdout and stderr are appended to it", DefaultText: "RUNDIR/%n.log"}, func(f *flags) *string { return &f.LogFile }))
+	flagRundir  = text(cli.StringFlag{Name: "rundir", Usage: "`DIR` of default pidfiles, logfiles and node records", EnvVars: []string{"MULTI_RUNDIR"}, DefaultText: "/run/multi as root, else $XDG_RUNTIME_DIR/multi or /tmp/multi-UID"}, func(f *flags) *string { return &f.RunDir })
+	flagTimeout = duration(cli.StringFlag{Name: "timeout", Usage: "after `DURATION` (10s, 1m, or seconds) nodes still running get SIGKILL", DefaultText: "wait forever"}, func(f *flags) *time.Duration { return &f.Timeout })
+	flagWait    = &valueFlag{StringFlag: &cli.StringFlag{Name: "wait", Usage: "how to wait for locks to be released: `MODE` poll, or notify (fsnotify and pidfd wake-ups)", Value: "poll"}, set: setWait}
+	flagSettle  = &valueFlag{StringFlag: &cli.StringFlag{Name: "settle", Usage: "a node that exits within `DURATION` of its start has FAILED; paid once per batch; 0: no window", DefaultText: multi.DefaultSettle.String()}, set: setSettle}
+	flagLost    = boolean(cli.BoolFlag{Name: "lost", Usage: "also signal a lost node (its lock gone, its recorded process running), through a pidfd after checking its start time"}, func(f *flags) *bool { return &f.Lost })
+	flagRolling = boolean(cli.BoolFlag{Name: "rolling", Usage: "restart one node at a time, each up again before the next is signalled (never two down at once)"}, func(f *flags) *bool { return &f.Rolling })
+	flagGroup   = boolean(cli.BoolFlag{Name: "group", Usage: "signal each node's whole process group, so what it forked gets the signal too"}, func(f *flags) *bool { return &f.Group })
+	flagJSON    = boolean(cli.BoolFlag{Name: "json", Usage: "print a JSON array, one object per node"}, func(f *flags) *bool { return &f.JSON })
+	flagShared  = boolean(cli.BoolFlag{Name: "allow-shared-folders", Usage: "accept a rundir, pidfile or logfile folder that others than root and you can write to; records there are then neither written nor read"}, func(f *flags) *bool { return &f.AllowSharedFolders })
+	flagFollow  = boolean(cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing what is appended, until interrupted"}, func(f *flags) *bool { return &f.Follow })
 
-	flagEnv         = &cli.StringFlag{Name: "env", Usage: "add `KEY=VALUE` to the nodes' environment (give it again for more); recorded, so restart passes it again"}
-	flagSelfLock    = &cli.BoolFlag{Name: "self-lock", Usage: "the node locks its own pidfile (its path is in $MULTI_PIDFILE); start waits for it to"}
-	flagLockTimeout = &cli.StringFlag{Name: "lock-timeout", Usage: "with --self-lock, how long start waits for the node to lock its pidfile before it kills it", DefaultText: "10s"}
+	flagEnv         = &valueFlag{StringFlag: &cli.StringFlag{Name: "env", Usage: "add `KEY=VALUE` to the nodes' environment (give it again for more); recorded, so restart passes it again"}, set: func(f *flags, v string) error { f.Env = append(f.Env, v); return nil }, many: true}
+	flagSelfLock    = boolean(cli.BoolFlag{Name: "self-lock", Usage: "the node locks its own pidfile (its path is in $MULTI_PIDFILE); start waits for it to"}, func(f *flags) *bool { return &f.SelfLock })
+	flagLockTimeout = duration(cli.StringFlag{Name: "lock-timeout", Usage: "with --self-lock, how long start waits for the node to lock its pidfile before it kills it", DefaultText: "10s"}, func(f *flags) *time.Duration { return &f.LockTimeout })
 
-	flagPrefix      = &cli.StringFlag{Name: "prefix", Usage: "put `TEXT` before every node name given (not counted ones)"}
-	flagSuffix      = &cli.StringFlag{Name: "suffix", Usage: "`HOST` part of full names, as celery's --suffix (\"\" for none); wins over --hostname"}
-	flagHostname    = &cli.StringFlag{Name: "hostname", Usage: "`HOST` part of full names (%h, %n, %d: this machine's)", DefaultText: "this machine's host name"}
-	flagRangePrefix = &cli.StringFlag{Name: "range-prefix", Usage: "`PREFIX` of the names a count gives", Value: nodes.DefaultRangePrefix}
+	flagPrefix      = text(cli.StringFlag{Name: "prefix", Usage: "put `TEXT` before every node name given (not counted ones)"}, func(f *flags) *string { return &f.Prefix })
+	flagSuffix      = &valueFlag{StringFlag: &cli.StringFlag{Name: "suffix", Usage: "`HOST` part of full names, as celery's --suffix (\"\" for none); wins over --hostname"}, set: func(f *flags, v string) error { f.Suffix = &v; return nil }}
+	flagHostname    = text(cli.StringFlag{Name: "hostname", Usage: "`HOST` part of full names (%h, %n, %d: this machine's)", DefaultText: "this machine's host name"}, func(f *flags) *string { return &f.Hostname })
+	flagRangePrefix = text(cli.StringFlag{Name: "range-prefix", Usage: "`PREFIX` of the names a count gives", Value: nodes.DefaultRangePrefix}, func(f *flags) *string { return &f.RangePrefix })
 
-	flagQuiet   = &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only failures"}
-	flagVerbose = &cli.BoolFlag{Name: "verbose", Usage: "also print each node's command line, pidfile and logfile"}
-	flagNoColor = &cli.BoolFlag{Name: "no-color", Usage: "no colours (also $NO_COLOR); colours are only ever used on a terminal"}
+	flagQuiet   = boolean(cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only failures"}, func(f *flags) *bool { return &f.Quiet })
+	flagVerbose = boolean(cli.BoolFlag{Name: "verbose", Usage: "also print each node's command line, pidfile and logfile"}, func(f *flags) *bool { return &f.Verbose })
+	flagNoColor = boolean(cli.BoolFlag{Name: "no-color", Usage: "no colours (also $NO_COLOR); colours are only ever used on a terminal"}, func(f *flags) *bool { return &f.NoColor })
+)
+
+// The flags only run takes.
+var (
+	flagOnExit      = &valueFlag{StringFlag: &cli.StringFlag{Name: "on-exit", Usage: "when a node exits on its own: `POLICY` stop-all (stop the others, exit with its status), restart (with backoff), ignore", Value: string(multi.StopAll)}, set: setOnExit}
+	flagReadyFile   = text(cli.StringFlag{Name: "ready-file", Usage: "create `FILE` once every node holds its lock; removed when stopping (a readiness probe)"}, func(f *flags) *string { return &f.ReadyFile })
+	flagWaitForLock = boolean(cli.BoolFlag{Name: "wait-for-lock", Usage: "a node whose lock is held elsewhere (a shared pidfile folder) waits for it and takes over when the holder dies, instead of failing the run"}, func(f *flags) *bool { return &f.WaitForLock })
+	flagBackoff     = duration(cli.StringFlag{Name: "backoff", Usage: "with --on-exit=restart, the first delay `DURATION`; it doubles with each restart, up to 1m", DefaultText: multi.DefaultBackoff.String()}, func(f *flags) *time.Duration { return &f.Backoff })
+	flagRunTimeout  = flagTimeout.help("after the stop signal, `DURATION` before the nodes still running get SIGKILL", multi.DefaultRunTimeout.String())
 )
 
 // common adds the flags every command takes to a command's own flags.
 func common(flags ...cli.Flag) []cli.Flag {
 	return append(flags, flagPrefix, flagSuffix, flagHostname, flagRangePrefix, flagQuiet, flagVerbose, flagNoColor, flagShared)
+}
+
+func setWait(f *flags, v string) error {
+	switch v {
+	case "poll":
+		f.Wait = waiter.Poll{}
+	case "notify":
+		f.Wait = waiter.Notify{}
+	default:
+		return fmt.Errorf("--wait is poll or notify, not %q", v)
+	}
+	return nil
+}
+
+func setSettle(f *flags, v string) (err error) {
+	switch v {
+	case "":
+		f.Settle = 0 // as if not given: the default window
+		return nil
+	case "0":
+		f.Settle = -1 // no window
+		return nil
+	}
+	f.Settle, err = parseTimeout("--settle", v)
+	return err
+}
+
+func setOnExit(f *flags, v string) (err error) {
+	f.OnExit, err = multi.ParseOnExit(v)
+	return err
 }

@@ -12,7 +12,7 @@ import (
 
 // forgetCommand removes the records of stopped nodes, so that status and
 // the verbs without names no longer list them.
-func forgetCommand(code *int) *cli.Command {
+func forgetCommand() *cli.Command {
 	return grammarCommand(&cli.Command{
 		Name:      "forget",
 		Usage:     "remove the records of stopped nodes (refuses a running or lost one)",
@@ -24,16 +24,12 @@ inspected, nothing is removed: stop it first.
 
    multi forget w3 w4`,
 		Flags: common(flagRundir),
-	}, false, func(c *cli.Context, a *Args) error {
-		if len(a.Names) == 0 {
-			// Without names every recorded node would be meant: too much
-			// to forget by accident.
-			return usage(c, errors.New("no nodes given"))
-		}
+	}, forgetGrammar, func(c *cli.Context, a *call) (int, error) {
 		cl, err := cluster(c, a)
 		if err != nil {
-			return err
+			return exitUsage, err
 		}
+		code := exitOK
 		o := newOutput(c, a)
 		sts, _ := cl.Status(c.Context)
 		refused := false
@@ -56,8 +52,7 @@ inspected, nothing is removed: stop it first.
 		}
 		if refused {
 			fmt.Fprintln(c.App.ErrWriter, "multi forget: nothing forgotten")
-			*code = exitFailed
-			return nil
+			return exitFailed, nil
 		}
 		for _, n := range cl.Nodes {
 			path := nodes.RecordPath(cl.RunDir, n.Name)
@@ -66,11 +61,15 @@ inspected, nothing is removed: stop it first.
 				fmt.Fprintf(o.w, "%s: %s\n", n.Name, o.paint(yellow, "no record ("+nodes.Printable(path)+")"))
 			case err != nil:
 				fmt.Fprintf(o.w, "%s: %s: %s\n", n.Name, o.paint(red, "FAILED"), nodes.Printable(err.Error()))
-				*code = exitFailed
+				code = exitFailed
 			case !o.quiet:
 				fmt.Fprintf(o.w, "%s: %s (%s removed)\n", n.Name, o.paint(green, "forgotten"), nodes.Printable(path))
 			}
 		}
-		return nil
+		return code, nil
 	})
 }
+
+// forgetGrammar: without names every recorded node would be meant, too
+// much to forget by accident.
+var forgetGrammar = grammar{names: true}

@@ -28,9 +28,9 @@ func FuzzGrammar(f *testing.F) {
 			return
 		}
 		if host == "" {
-			host = a.Flags["suffix"]
+			host = a.Flag("suffix")
 		}
-		ns, err := nodes.Spec{Names: a.Names, Host: host, Prefix: a.Flags["prefix"], RangePrefix: a.Flags["range-prefix"],
+		ns, err := nodes.Spec{Names: a.Names, Host: host, Prefix: a.Flag("prefix"), RangePrefix: a.Flag("range-prefix"),
 			RunDir: "/run/x", PidFile: tmpl, Options: a.Options, NodeFiles: nil, Command: []string{"c", "%n"}, Dir: "/base"}.Nodes()
 		if err != nil {
 			return

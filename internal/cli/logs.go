@@ -15,7 +15,7 @@ import (
 )
 
 // logsCommand prints a node's logfile, and follows it with -f.
-func logsCommand(code *int) *cli.Command {
+func logsCommand() *cli.Command {
 	return grammarCommand(&cli.Command{
 		Name:      "logs",
 		Usage:     "print a node's logfile; -f follows it",
@@ -23,20 +23,20 @@ func logsCommand(code *int) *cli.Command {
 		Description: `   multi logs w1
    multi logs w1 -f      # until Ctrl-C`,
 		Flags: common(flagLogfile, flagRundir, flagFollow),
-	}, false, func(c *cli.Context, a *Args) error {
+	}, grammar{}, func(c *cli.Context, a *call) (int, error) {
 		if len(a.Names) != 1 {
-			return usage(c, errors.New("give one node name"))
+			return exitUsage, usage(c, errors.New("give one node name"))
 		}
 		ns, err := resolve(c, a)
 		if err != nil {
-			return err
+			return exitUsage, err
 		}
-		err = printLog(c.Context, c.App.Writer, ns[0].LogFile, a.Flags["follow"] == "true")
+		err = printLog(c.Context, c.App.Writer, ns[0].LogFile, a.Follow)
 		if err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintf(c.App.ErrWriter, "%s: FAILED: %v\n", ns[0].Name, err)
-			*code = exitFailed
+			return exitFailed, nil
 		}
-		return nil
+		return exitOK, nil
 	})
 }
 

@@ -27,10 +27,10 @@ type output struct {
 	json    bool
 }
 
-func newOutput(c *cli.Context, a *Args) *output {
+func newOutput(c *cli.Context, a *call) *output {
 	o := &output{w: c.App.Writer, errw: c.App.ErrWriter, tty: isTerminal(c.App.Writer),
-		quiet: a.Flags["quiet"] == "true", verbose: a.Flags["verbose"] == "true", json: a.Flags["json"] == "true"}
-	o.color = useColor(o.tty, a.Flags["no-color"] == "true")
+		quiet: a.Quiet, verbose: a.Verbose, json: a.JSON}
+	o.color = useColor(o.tty, a.NoColor)
 	o.dumb = os.Getenv("TERM") == "dumb"
 	if o.tty {
 		o.width = termWidth(c.App.Writer)
@@ -68,10 +68,11 @@ func (o *output) paint(color, s string) string {
 	return color + s + "\033[0m"
 }
 
-// result prints one node's line: "w1: started (pid 1234)".
+// result prints one node's line: "w1: started (pid 1234)", after the
+// line of warnings, if any, on stderr.
 func (o *output) result(r multi.Result) {
-	if r.Warning != "" {
-		fmt.Fprintf(o.errw, "%s: warning: %s\n", r.Node.Name, nodes.Printable(r.Warning))
+	if w := warnings(r); w != "" {
+		fmt.Fprintf(o.errw, "%s: warning: %s\n", r.Node.Name, nodes.Printable(w))
 	}
 	failed := r.Err != nil && !errors.Is(r.Err, multi.ErrAlreadyRunning)
 	if o.quiet && !failed {
@@ -83,36 +84,97 @@ func (o *output) result(r multi.Result) {
 	fmt.Fprintf(o.w, "%s: %s\n", r.Node.Name, o.resultLine(r, failed))
 }
 
-// resultLine is what a result line says after the node's name, with the
-// word that tells what happened painted, chosen by the result's Outcome.
-// failed says whether r counts as a failure (already running does not).
-// Paths and errors in it can hold any byte: they are shown escaped
-// ([nodes.Printable]), never raw.
+// resultLine is what a result line says after the node's name, written
+// from the result's Outcome and fields, with the word that tells what
+// happened painted. failed says whether r counts as a failure (already
+// running does not). Paths and errors in it can hold any byte: they are
+// shown escaped ([nodes.Printable]), never raw.
 func (o *output) resultLine(r multi.Result, failed bool) string {
-	r.Msg = nodes.Printable(r.Msg)
 	switch {
 	case r.Outcome == multi.AlreadyRunning:
 		// Starting what already runs is done, as LSB init scripts have it.
-		return o.paint(yellow, r.Msg)
+		if r.PID > 0 {
+			return o.paint(yellow, fmt.Sprintf("already running (pid %d)", r.PID))
+		}
+		return o.paint(yellow, nodes.Printable(cause(r.Err)))
 	case failed:
 		return o.paint(red, "FAILED") + ": " + nodes.Printable(cause(r.Err))
-	case r.Outcome == multi.NotRunning || r.Outcome == multi.StaleRemoved:
-		return o.paint(yellow, r.Msg)
+	case r.Outcome == multi.NotRunning && r.HeldBy != 0:
+		return o.paint(yellow, fmt.Sprintf("not running before; now started by someone else (pid %d)", r.HeldBy))
+	case r.Outcome == multi.NotRunning:
+		return o.paint(yellow, "not running")
+	case r.Outcome == multi.StaleRemoved:
+		return o.paint(yellow, "not running (stale pidfile removed)")
 	case r.Outcome == multi.KilledAfterTimeout:
 		// It did stop, but not when asked: that is worth a look.
-		return o.paintFirst(yellow, r.Msg)
+		return o.paint(yellow, "killed") + fmt.Sprintf(" after %s (pid %d)", r.KilledAfter, r.PID) + left(r)
 	}
-	return o.paintFirst(green, r.Msg)
+	var word, rest string
+	switch r.Outcome {
+	case multi.Started, multi.Restarted, multi.Killed:
+		word = r.Outcome.String()
+		if r.TookOver {
+			word, rest = "took", " over"
+		}
+	case multi.Signalled:
+		word, rest = "sent", " "+multi.SignalName(r.Signal)
+	case multi.Stopped:
+		word = "stopped"
+		if r.Exit != nil {
+			return o.paint(green, word) + " from another shell (" + describeExit(r.Exit) + ")"
+		}
+	default:
+		return o.paint(green, r.Outcome.String())
+	}
+	return o.paint(green, word) + rest + fmt.Sprintf(" (pid %d)", r.PID) + left(r)
 }
 
-// paintFirst paints the first word of a result's message, the one that
-// says what happened ("started", "stopped", "sent").
-func (o *output) paintFirst(color, msg string) string {
-	word, rest, ok := strings.Cut(msg, " ")
-	if !ok {
-		return o.paint(color, word)
+// left is what a stop left behind, after its line: the pidfile taken
+// by a process started meanwhile, a node that had lost its lock.
+func left(r multi.Result) string {
+	var s string
+	if r.HeldBy != 0 {
+		s += fmt.Sprintf("; pidfile now held by pid %d", r.HeldBy)
 	}
-	return o.paint(color, word) + " " + rest
+	if r.Lost {
+		s += "; it had lost its pidfile's lock"
+	}
+	return s
+}
+
+// describeExit says how a process ended: "exit status 1", "killed by
+// TERM".
+func describeExit(e *multi.ExitStatus) string {
+	if e.Signal != 0 {
+		return "killed by " + multi.SignalName(e.Signal)
+	}
+	return fmt.Sprintf("exit status %d", e.Code)
+}
+
+// warnings is what the person should know although the verb did its job,
+// in the order it happened: the pidfile's text that named another pid
+// than its lock holder, the SIGKILL after the timeout, a record not
+// written. "" if nothing.
+func warnings(r multi.Result) string {
+	pid := r.PID // the process signalled: for a restart, the old one
+	if r.OldPID != 0 {
+		pid = r.OldPID
+	}
+	var ws []string
+	if r.FilePID != 0 {
+		says := fmt.Sprintf("pid %d", r.FilePID)
+		if r.FilePID < 0 {
+			says = "no valid pid"
+		}
+		ws = append(ws, fmt.Sprintf("pidfile %s says %s but the lock holder is pid %d; using %d", r.Node.PidFile, says, pid, pid))
+	}
+	if r.KilledAfter != 0 {
+		ws = append(ws, fmt.Sprintf("still running after %s; sent KILL (pid %d)", r.KilledAfter, pid))
+	}
+	if r.RecordErr != nil {
+		ws = append(ws, r.RecordErr.Error())
+	}
+	return strings.Join(ws, "; ")
 }
 
 // cause is a verb's or status's error without the "multi: VERB NAME: "
@@ -142,12 +204,12 @@ func (o *output) describe(n nodes.Node) {
 // progress shows, on a terminal, one line about the verb's progress,
 // redrawn in place and cleared when the verb is done, before the per-node
 // lines; never with --json or --quiet, never when not on a terminal (or
-// on TERM=dumb, which knows no escape codes). stopwait and kill show from their first moment what they wait for and
+// on TERM=dumb, which knows no escape codes). A verb that waits (stopwait,
+// kill) shows from its first moment what it waits for and
 // for how long ("waiting for 3 of 50: w7 (pid 4242) 3s…"); the other
 // verbs, on two nodes or more, a count of the nodes done. It returns the
 // function that clears the line.
-func (o *output) progress(verb string, c *multi.Cluster) (clear func()) {
-	waits := verb == "stopwait" || verb == "kill"
+func (o *output) progress(verb string, waits bool, c *multi.Cluster) (clear func()) {
 	if !o.tty || o.dumb || o.json || o.quiet || (!waits && len(c.Nodes) < 2) {
 		return func() {}
 	}

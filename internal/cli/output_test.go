@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,9 +19,13 @@ import (
 // outputTo is newOutput for a command writing to w, with the given flags
 // ("quiet", "no-color", ...) set.
 func outputTo(w io.Writer, flags ...string) *output {
-	a := &Args{Flags: map[string]string{}}
-	for _, f := range flags {
-		a.Flags[f] = "true"
+	a := &call{}
+	for _, name := range flags {
+		for _, f := range []*boolFlag{flagQuiet, flagVerbose, flagJSON, flagNoColor} {
+			if f.Name == name {
+				f.store(&a.flags, "true")
+			}
+		}
 	}
 	return newOutput(cli.NewContext(&cli.App{Writer: w, ErrWriter: w}, nil, nil), a)
 }
@@ -82,12 +87,20 @@ func TestNoEscapesIntoPipe(t *testing.T) {
 func TestResultLine(t *testing.T) {
 	t.Parallel()
 	n := nodes.Node{Name: "w1"}
-	// The colour follows the Outcome, not the text.
-	started := multi.Result{Node: n, Outcome: multi.Started, PID: 42, Msg: "started (pid 42)"}
+	// The words and their colour follow the Outcome and the fields.
+	started := multi.Result{Node: n, Outcome: multi.Started, PID: 42}
 	failed := multi.Result{Node: n, Outcome: multi.Failed, Err: &multi.NodeError{Node: "w1", Op: "start", Err: errors.New("boom")}}
-	already := multi.Result{Node: n, Outcome: multi.AlreadyRunning, PID: 42, Msg: "already running (pid 42)", Err: fmt.Errorf("w1: %w", multi.ErrAlreadyRunning)}
-	down := multi.Result{Node: n, Outcome: multi.NotRunning, Msg: "not running"}
-	killed := multi.Result{Node: n, Outcome: multi.KilledAfterTimeout, PID: 42, Msg: "killed after 2s (pid 42)"}
+	already := multi.Result{Node: n, Outcome: multi.AlreadyRunning, PID: 42, Err: fmt.Errorf("w1: %w", multi.ErrAlreadyRunning)}
+	down := multi.Result{Node: n, Outcome: multi.NotRunning}
+	taken := multi.Result{Node: n, Outcome: multi.NotRunning, HeldBy: 43}
+	stale := multi.Result{Node: n, Outcome: multi.StaleRemoved}
+	killed := multi.Result{Node: n, Outcome: multi.KilledAfterTimeout, PID: 42, Signal: syscall.SIGTERM, KilledAfter: 2 * time.Second}
+	sent := multi.Result{Node: n, Outcome: multi.Signalled, PID: 42, Signal: syscall.SIGHUP}
+	stopped := multi.Result{Node: n, Outcome: multi.Stopped, PID: 42, Signal: syscall.SIGTERM, HeldBy: 43}
+	lost := multi.Result{Node: n, Outcome: multi.Killed, PID: 42, Signal: syscall.SIGKILL, Lost: true}
+	tookOver := multi.Result{Node: n, Outcome: multi.Started, PID: 44, TookOver: true}
+	restarted := multi.Result{Node: n, Outcome: multi.Restarted, PID: 44, OldPID: 42}
+	shell := multi.Result{Node: n, Outcome: multi.Stopped, PID: 42, Exit: &multi.ExitStatus{Code: -1, Signal: syscall.SIGTERM}}
 	tests := []struct {
 		r              multi.Result
 		failed         bool
@@ -97,6 +110,14 @@ func TestResultLine(t *testing.T) {
 		{failed, true, "FAILED: boom", red + "FAILED\033[0m: boom"},
 		{already, false, "already running (pid 42)", yellow + "already running (pid 42)\033[0m"},
 		{down, false, "not running", yellow + "not running\033[0m"},
+		{taken, false, "not running before; now started by someone else (pid 43)", yellow + "not running before; now started by someone else (pid 43)\033[0m"},
+		{stale, false, "not running (stale pidfile removed)", yellow + "not running (stale pidfile removed)\033[0m"},
+		{sent, false, "sent HUP (pid 42)", green + "sent\033[0m HUP (pid 42)"},
+		{stopped, false, "stopped (pid 42); pidfile now held by pid 43", green + "stopped\033[0m (pid 42); pidfile now held by pid 43"},
+		{lost, false, "killed (pid 42); it had lost its pidfile's lock", green + "killed\033[0m (pid 42); it had lost its pidfile's lock"},
+		{tookOver, false, "took over (pid 44)", green + "took\033[0m over (pid 44)"},
+		{restarted, false, "restarted (pid 44)", green + "restarted\033[0m (pid 44)"},
+		{shell, false, "stopped from another shell (killed by TERM)", green + "stopped\033[0m from another shell (killed by TERM)"},
 		// Stopped, but only by SIGKILL after the timeout: not green.
 		{killed, false, "killed after 2s (pid 42)", yellow + "killed\033[0m after 2s (pid 42)"},
 	}
@@ -115,13 +136,13 @@ func TestResultLine(t *testing.T) {
 func TestResultQuietVerbose(t *testing.T) {
 	t.Parallel()
 	n := nodes.Node{Name: "w1", PidFile: "/r/w1.pid", LogFile: "/r/w1.log", Command: []string{"sleep", "1"}}
-	ok := multi.Result{Node: n, PID: 42, Msg: "stopped (pid 42)", Warning: "the pidfile said 41"}
+	ok := multi.Result{Node: n, Outcome: multi.Stopped, PID: 42, Signal: syscall.SIGTERM, FilePID: 41}
 	bad := multi.Result{Node: n, Err: &multi.NodeError{Node: "w1", Op: "stop", Err: errors.New("boom")}}
 	var out, errs bytes.Buffer
 	o := &output{w: &out, errw: &errs, quiet: true}
 	o.result(ok)
 	o.result(bad)
-	if out.String() != "w1: FAILED: boom\n" || errs.String() != "w1: warning: the pidfile said 41\n" {
+	if out.String() != "w1: FAILED: boom\n" || errs.String() != "w1: warning: pidfile /r/w1.pid says pid 41 but the lock holder is pid 42; using 42\n" {
 		t.Errorf("--quiet: %q, %q", out.String(), errs.String())
 	}
 	out.Reset()
@@ -138,7 +159,7 @@ func TestProgress(t *testing.T) {
 	t.Parallel()
 	cl := &multi.Cluster{Nodes: []nodes.Node{{Name: "w1"}, {Name: "w2"}}}
 	var buf bytes.Buffer
-	clear := (&output{w: &buf, tty: true}).progress("start", cl)
+	clear := (&output{w: &buf, tty: true}).progress("start", false, cl)
 	cl.Progress(multi.Result{Node: cl.Nodes[0]})
 	cl.Progress(multi.Result{Node: cl.Nodes[1]})
 	clear()
@@ -149,8 +170,8 @@ func TestProgress(t *testing.T) {
 	for _, o := range []*output{{w: &buf}, {w: &buf, tty: true, quiet: true}, {w: &buf, tty: true, json: true}, {w: &buf, tty: true, dumb: true}} {
 		buf.Reset()
 		cl.Progress = nil
-		o.progress("stop", cl)()
-		o.progress("stopwait", cl)()
+		o.progress("stop", false, cl)()
+		o.progress("stopwait", true, cl)()
 		if cl.Progress != nil || cl.Signalled != nil || buf.Len() != 0 {
 			t.Errorf("%+v: progress set or printed %q", o, buf.String())
 		}
@@ -163,7 +184,7 @@ func TestProgressWaiting(t *testing.T) {
 	t.Parallel()
 	cl := &multi.Cluster{Nodes: []nodes.Node{{Name: "w1"}, {Name: "w2"}, {Name: "w3"}}}
 	var buf bytes.Buffer
-	clear := (&output{w: &buf, tty: true, width: 80}).progress("stopwait", cl)
+	clear := (&output{w: &buf, tty: true, width: 80}).progress("stopwait", true, cl)
 	if s := buf.String(); s != "\r\033[Kstopwait: signalling 3 of 3…" {
 		t.Errorf("first moment: %q", s)
 	}
@@ -184,7 +205,7 @@ func TestProgressWaiting(t *testing.T) {
 	}
 	one := &multi.Cluster{Nodes: []nodes.Node{{Name: "w1"}}}
 	buf.Reset()
-	(&output{w: &buf, tty: true}).progress("stopwait", one)()
+	(&output{w: &buf, tty: true}).progress("stopwait", true, one)()
 	if !strings.Contains(buf.String(), "stopwait: signalling 1 of 1…") {
 		t.Errorf("one node: %q", buf.String())
 	}
@@ -206,5 +227,21 @@ func TestUseColor(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
 	if useColor(true, false) {
 		t.Errorf("colour with NO_COLOR=1")
+	}
+}
+
+// A restart's warnings are about the process it stopped (OldPID), not
+// the one it started; every warning is on the one line, in order.
+func TestWarningsNameTheProcessSignalled(t *testing.T) {
+	t.Parallel()
+	n := nodes.Node{Name: "w1", PidFile: "/r/w1.pid"}
+	r := multi.Result{Node: n, Outcome: multi.Restarted, PID: 44, OldPID: 42, FilePID: -1, KilledAfter: 100 * time.Millisecond,
+		RecordErr: errors.New("could not record the node's process: disk full")}
+	var out, errs bytes.Buffer
+	(&output{w: &out, errw: &errs}).result(r)
+	want := "w1: warning: pidfile /r/w1.pid says no valid pid but the lock holder is pid 42; using 42; " +
+		"still running after 100ms; sent KILL (pid 42); could not record the node's process: disk full\n"
+	if errs.String() != want || out.String() != "w1: restarted (pid 44)\n" {
+		t.Errorf("%q, %q; want %q", out.String(), errs.String(), want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
@@ -17,11 +18,11 @@ import (
 func TestResultEscapesUntrustedText(t *testing.T) {
 	t.Parallel()
 	n := nodes.Node{Name: "w1", PidFile: "/r/\u202egnp.pid", LogFile: "/r/\x1b[2Jw1.log", Command: []string{"app", "\x1b[2J"}}
-	bad := multi.Result{Node: n, Err: &multi.NodeError{Node: "w1", Op: "start", Err: errors.New("exited: \"\x1b]0;owned\x07\" | \u202eok")}, Warning: "the pidfile said \x1b[31m41"}
+	bad := multi.Result{Node: n, Err: &multi.NodeError{Node: "w1", Op: "start", Err: errors.New("exited: \"\x1b]0;owned\x07\" | \u202eok")}, PID: 42, KilledAfter: time.Second, RecordErr: errors.New("could not record: \x1b[31m41")}
 	var out, errs bytes.Buffer
 	o := &output{w: &out, errw: &errs, verbose: true}
 	o.result(bad)
-	o.result(multi.Result{Node: n, Outcome: multi.Stopped, Msg: "stopped (pid 42)\nw2: started"})
+	o.result(multi.Result{Node: n, Outcome: multi.Stopped, PID: 42, FilePID: -1})
 	for _, s := range []string{out.String(), errs.String()} {
 		if strings.ContainsAny(s, "\x1b\x07\u202e") || strings.Count(s, "\n") != strings.Count(s, "w1: ") {
 			t.Errorf("printed raw: %q", s)

@@ -6,17 +6,7 @@ import (
 	"fmt"
 
 	"github.com/multi-launcher/multi/multi"
-	"github.com/multi-launcher/multi/nodes"
 	"github.com/urfave/cli/v2"
-)
-
-// The flags only run takes.
-var (
-	flagOnExit      = &cli.StringFlag{Name: "on-exit", Usage: "when a node exits on its own: `POLICY` stop-all (stop the others, exit with its status), restart (with backoff), ignore", Value: string(multi.StopAll)}
-	flagReadyFile   = &cli.StringFlag{Name: "ready-file", Usage: "create `FILE` once every node holds its lock; removed when stopping (a readiness probe)"}
-	flagWaitForLock = &cli.BoolFlag{Name: "wait-for-lock", Usage: "a node whose lock is held elsewhere (a shared pidfile folder) waits for it and takes over when the holder dies, instead of failing the run"}
-	flagBackoff     = &cli.StringFlag{Name: "backoff", Usage: "with --on-exit=restart, the first delay `DURATION`; it doubles with each restart, up to 1m", DefaultText: multi.DefaultBackoff.String()}
-	flagRunTimeout  = &cli.StringFlag{Name: "timeout", Usage: "after the stop signal, `DURATION` before the nodes still running get SIGKILL", DefaultText: multi.DefaultRunTimeout.String()}
 )
 
 // ownSignals, in the app's Metadata, says that the verb handled SIGINT and
@@ -25,7 +15,7 @@ const ownSignals = "own-signals"
 
 // runCommand is multi run: the nodes in the foreground, as a container's
 // PID 1 or a systemd Type=notify service.
-func runCommand(code *int) *cli.Command {
+func runCommand() *cli.Command {
 	return grammarCommand(&cli.Command{
 		Name:      "run",
 		Usage:     "start nodes and stay in the foreground: reap, forward signals, stop them all on TERM (for containers and systemd)",
@@ -49,32 +39,14 @@ STOPPING=1 go to $NOTIFY_SOCKET (systemd Type=notify).
    multi run w1 --wait-for-lock --pidfile=/shared/%n.pid -- app`,
 		Flags: common(flagPidfile, flagLogfile, flagRundir, flagRunTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagEnv,
 			flagOnExit, flagReadyFile, flagWaitForLock, flagBackoff),
-	}, true, func(c *cli.Context, a *Args) error {
+	}, runGrammar, func(c *cli.Context, a *call) (int, error) {
 		c.App.Metadata[ownSignals] = true
 		cl, err := cluster(c, a)
 		if err != nil {
-			return err
+			return exitUsage, err
 		}
-		if !a.HasCommand {
-			for _, n := range cl.Nodes {
-				if len(n.Command) == 0 {
-					return usage(c, fmt.Errorf("%s: no command: give one after -- (no record %s)", n.Name, nodes.RecordPath(cl.RunDir, n.Name)))
-				}
-			}
-		}
-		if multi.IsStopSignal(cl.Signal) {
-			return usage(c, fmt.Errorf("-%s stops a node without ending it: run would wait forever", a.Signal))
-		}
-		opts := multi.RunOptions{ReadyFile: a.Flags["ready-file"], WaitForLock: a.Flags["wait-for-lock"] == "true",
+		opts := multi.RunOptions{ReadyFile: a.ReadyFile, WaitForLock: a.WaitForLock, OnExit: a.OnExit, Backoff: a.Backoff,
 			Log: c.App.ErrWriter}
-		if opts.OnExit, err = multi.ParseOnExit(a.Flags["on-exit"]); err != nil {
-			return usage(c, err)
-		}
-		if t := a.Flags["backoff"]; t != "" {
-			if opts.Backoff, err = parseTimeout("--backoff", t); err != nil {
-				return usage(c, err)
-			}
-		}
 		if !logfileGiven(a) {
 			opts.Stdout, opts.Stderr = c.App.Writer, c.App.ErrWriter
 		}
@@ -84,26 +56,29 @@ STOPPING=1 go to $NOTIFY_SOCKET (systemd Type=notify).
 		cl.Progress = o.result
 		// The run handles TERM and INT itself (the first stops, the second
 		// kills): the context they cancel is not its business.
-		*code, err = cl.Run(context.WithoutCancel(c.Context), opts)
+		code, err := cl.Run(context.WithoutCancel(c.Context), opts)
 		// A RunError's nodes have said it already, through Progress and
 		// the run's log.
 		var re *multi.RunError
 		if err != nil && !errors.As(err, &re) {
 			fmt.Fprintf(c.App.ErrWriter, "multi run: %v\n", err)
-			if *code == 0 {
-				*code = exitFailed
+			if code == 0 {
+				code = exitFailed
 			}
 		}
-		return nil
+		return code, nil
 	})
 }
 
+// runGrammar: run starts nodes and stops them on a signal.
+var runGrammar = grammar{signal: true, endsNodes: true, forward: true, starts: true, names: true}
+
 // logfileGiven reports whether a logfile was given, for all nodes or one.
-func logfileGiven(a *Args) bool {
-	if a.Flags["logfile"] != "" {
+func logfileGiven(a *call) bool {
+	if a.LogFile != "" {
 		return true
 	}
-	for _, nf := range a.NodeFlags {
+	for _, nf := range a.NodeFiles {
 		if nf.Name == "logfile" {
 			return true
 		}

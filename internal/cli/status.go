@@ -27,7 +27,7 @@ type statusJSON struct {
 	Error    string `json:"error,omitempty"`
 }
 
-func statusCommand(code *int) *cli.Command {
+func statusCommand() *cli.Command {
 	return grammarCommand(&cli.Command{
 		Name:      "status",
 		Usage:     "show each node's state from its pidfile's lock (exit 0 all running, 1 stale, 3 stopped, 4 lost or unknown)",
@@ -44,13 +44,13 @@ pid is the lock holder as multi sees it, file_pid what the text says.
    multi status
    multi status w1 w2 --json`,
 		Flags: common(flagPidfile, flagLogfile, flagRundir, flagJSON),
-	}, false, func(c *cli.Context, a *Args) error {
+	}, grammar{}, func(c *cli.Context, a *call) (int, error) {
 		cl, err := cluster(c, a)
 		if err != nil {
-			return err
+			return exitUsage, err
 		}
 		sts, _ := cl.Status(c.Context)
-		*code = statusCode(sts)
+		code := statusCode(sts)
 		o := newOutput(c, a)
 		switch {
 		case o.json:
@@ -69,7 +69,7 @@ pid is the lock holder as multi sees it, file_pid what the text says.
 			}
 			enc := json.NewEncoder(c.App.Writer)
 			enc.SetIndent("", "  ")
-			return enc.Encode(out)
+			return code, enc.Encode(out)
 		case o.quiet:
 			for _, s := range sts {
 				if s.Err != nil {
@@ -88,7 +88,7 @@ pid is the lock holder as multi sees it, file_pid what the text says.
 				fmt.Fprintln(c.App.Writer, s.Node.Name+": "+o.describeStatus(s))
 			}
 		}
-		return nil
+		return code, nil
 	})
 }
 

@@ -12,108 +12,203 @@ import (
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
-	"github.com/multi-launcher/multi/waiter"
 	"github.com/urfave/cli/v2"
 )
 
-// cluster builds the set of nodes and the cluster from parsed arguments.
-func cluster(c *cli.Context, a *Args) (*multi.Cluster, error) {
+// A lifecycle verb signals or starts nodes through one method of
+// [multi.Cluster] and prints a line per node: start, stop, stopwait, kill,
+// restart.
+type lifecycle struct {
+	name, usage, usageText, description string
+	flags                               []cli.Flag
+	grammar
+	// waits: the verb waits for locks to be released, and its progress
+	// line says for what.
+	waits bool
+	do    func(*multi.Cluster, context.Context) ([]multi.Result, error)
+}
+
+var (
+	verbStart = lifecycle{name: "start", usage: "start nodes",
+		usageText: "multi start [flags] NODES... [OPTIONS] [-- COMMAND [ARG...]]",
+		description: `Start each node that is not running, in parallel; return once each runs its
+command holding its pidfile's lock, or has failed. Without -- COMMAND, start
+from the node's record. OPTIONS (celery's worker options, per node as
+-c:1-3 10) are added after the command's arguments.
+
+   multi start w1 w2 w3 -- sleep 300
+   multi start 3 --range-prefix=web --pidfile=/run/app/%n.pid -- app --port=80%i
+   multi start A B C D -c:1 4 -c:2-4 8 -- worker --name=%h
+   multi start w1 --self-lock -- mygonode`,
+		flags:   common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle, flagEnv),
+		grammar: grammar{forward: true, starts: true, names: true},
+		do:      (*multi.Cluster).Start}
+	verbStop = lifecycle{name: "stop", usage: "send a signal (default TERM) and return",
+		usageText: "multi stop [flags] [NODES...] [-SIGNAL]",
+		description: `Send the signal to each node's lock holder. A stale pidfile is removed,
+never signalled. Without NODES: every recorded node.
+
+   multi stop w1 w2
+   multi stop w1 -HUP
+   multi stop --group -KILL`,
+		flags:   common(flagPidfile, flagLogfile, flagRundir, flagGroup, flagLost),
+		grammar: grammar{signal: true},
+		do:      (*multi.Cluster).Stop}
+	verbStopWait = lifecycle{name: "stopwait", usage: "send a signal, wait until each node's lock is released, remove the pidfiles",
+		usageText: "multi stopwait [flags] [NODES...] [-SIGNAL]",
+		description: `Signal every node at once, then wait until each node's lock is released
+(not until a pid disappears), and remove the pidfiles. With --timeout,
+nodes still running then get SIGKILL.
+
+   multi stopwait
+   multi stopwait w1 w2 --timeout=30s
+   multi stopwait 3 -INT --wait=notify`,
+		flags:   common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagLost),
+		grammar: grammar{signal: true, endsNodes: true},
+		waits:   true,
+		do:      (*multi.Cluster).StopWait}
+	verbKill = lifecycle{name: "kill", usage: "send KILL, wait until each node's lock is released, remove the pidfiles",
+		usageText: "multi kill [flags] [NODES...]",
+		description: `   multi kill w1
+   multi kill --group`,
+		flags: common(flagPidfile, flagLogfile, flagRundir, flagWait, flagGroup, flagLost),
+		waits: true,
+		do:    (*multi.Cluster).Kill}
+	verbRestart = lifecycle{name: "restart", usage: "signal nodes, and start each again with its recorded command as soon as it is down",
+		usageText: "multi restart [flags] [NODES...] [-SIGNAL] [OPTIONS] [-- COMMAND [ARG...]]",
+		description: `Check that each node's command can start again (folder present, program
+found and executable; if not, the node is left running and FAILED), then
+signal every running node and start each again from its record the moment
+it is down; a node that is down is just started. --rolling: one node at a
+time, each up again before the next is signalled. New OPTIONS replace the
+recorded ones; a new COMMAND replaces the record. A restarted node gets
+this command's environment, not the one it was first started with.
+
+   multi restart
+   multi restart --rolling --timeout=30s
+   multi restart w2 --timeout=10s
+   multi restart w1 -c 8`,
+		flags:   common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagSettle, flagLost, flagRolling, flagEnv),
+		grammar: grammar{signal: true, endsNodes: true, forward: true, starts: true},
+		do:      (*multi.Cluster).Restart}
+)
+
+// command is the verb as a command: parse, build the cluster, call one
+// method, print a line per node, exit 1 when a node failed.
+func (v lifecycle) command() *cli.Command {
+	return grammarCommand(&cli.Command{
+		Name:        v.name,
+		Usage:       v.usage,
+		UsageText:   v.usageText,
+		Description: v.description,
+		Flags:       v.flags,
+	}, v.grammar, v.run)
+}
+
+func (v lifecycle) run(c *cli.Context, a *call) (int, error) {
+	cl, err := cluster(c, a)
+	if err != nil {
+		return exitUsage, err
+	}
+	o := newOutput(c, a)
+	done := o.progress(v.name, v.waits, cl)
+	results, err := v.do(cl, c.Context)
+	done()
+	if wasInterrupted(c.Context) {
+		o.interrupted(c, cl, results)
+		return exitOK, nil // Run exits as the signal says
+	}
+	for _, r := range results {
+		o.result(r)
+	}
+	if err != nil && !onlyAlreadyRunning(results) {
+		return exitFailed, nil
+	}
+	return exitOK, nil
+}
+
+// cluster builds the set of nodes and the cluster from a verb's call.
+func cluster(c *cli.Context, a *call) (*multi.Cluster, error) {
 	ns, err := resolve(c, a)
 	if err != nil {
 		return nil, err
 	}
+	if a.starts && !a.HasCommand {
+		for _, n := range ns {
+			if len(n.Command) == 0 {
+				return nil, usage(c, fmt.Errorf("%s: no command: give one after -- (no record %s)", n.Name, nodes.RecordPath(rundir(a), n.Name)))
+			}
+		}
+	}
 	// Detach: this process exits right after, and its nodes are reparented.
-	cl := &multi.Cluster{Nodes: ns, RunDir: rundir(a), Group: a.Flags["group"] == "true", Detach: true,
-		SignalLost: a.Flags["lost"] == "true", Rolling: a.Flags["rolling"] == "true",
-		AllowSharedFolders: a.Flags["allow-shared-folders"] == "true"}
-	if t := a.Flags["settle"]; t == "0" {
-		cl.Settle = -1 // no window
-	} else if t != "" {
-		if cl.Settle, err = parseTimeout("--settle", t); err != nil {
-			return nil, usage(c, err)
-		}
-	}
-	if a.Signal != "" {
-		if cl.Signal, err = multi.ParseSignal(a.Signal); err != nil {
-			return nil, usage(c, err)
-		}
-		if multi.IsStopSignal(cl.Signal) && (c.Command.Name == "stopwait" || c.Command.Name == "restart") {
-			return nil, usage(c, fmt.Errorf("-%s stops a node without ending it: %s would wait forever", a.Signal, c.Command.Name))
-		}
-	}
-	if t := a.Flags["timeout"]; t != "" {
-		if cl.Timeout, err = parseTimeout("--timeout", t); err != nil {
-			return nil, usage(c, err)
-		}
-	}
-	if t := a.Flags["lock-timeout"]; t != "" {
-		if cl.LockTimeout, err = parseTimeout("--lock-timeout", t); err != nil {
-			return nil, usage(c, err)
-		}
-	}
-	switch a.Flags["wait"] {
-	case "", "poll":
-		cl.Wait = waiter.Poll{}
-	case "notify":
-		cl.Wait = waiter.Notify{}
-	default:
-		return nil, usage(c, fmt.Errorf("--wait is poll or notify, not %q", a.Flags["wait"]))
-	}
-	return cl, nil
+	return &multi.Cluster{Nodes: ns, RunDir: rundir(a), Detach: true,
+		Group: a.Group, SignalLost: a.Lost, Rolling: a.Rolling, AllowSharedFolders: a.AllowSharedFolders,
+		Signal: a.Signal, Timeout: a.Timeout, LockTimeout: a.LockTimeout, Settle: a.Settle, Wait: a.Wait}, nil
 }
 
 // rundir is --rundir, else $MULTI_RUNDIR, else the default.
-func rundir(a *Args) string {
-	if d := a.Flags["rundir"]; d != "" {
-		return d
+func rundir(a *call) string {
+	if a.RunDir != "" {
+		return a.RunDir
 	}
 	return nodes.DefaultRunDir()
 }
 
-// resolve builds the set of nodes from parsed arguments and the records.
-func resolve(c *cli.Context, a *Args) ([]nodes.Node, error) {
+// resolve builds the set of nodes from a verb's call and the records.
+func resolve(c *cli.Context, a *call) ([]nodes.Node, error) {
 	spec := nodes.Spec{
 		Names:       a.Names,
-		Prefix:      a.Flags["prefix"],
-		Host:        a.Flags["hostname"],
-		RangePrefix: a.Flags["range-prefix"],
+		Prefix:      a.Prefix,
+		Host:        a.Hostname,
+		RangePrefix: a.RangePrefix,
 		RunDir:      rundir(a),
-		PidFile:     a.Flags["pidfile"],
-		LogFile:     a.Flags["logfile"],
-		NodeFiles:   a.NodeFlags,
+		PidFile:     a.PidFile,
+		LogFile:     a.LogFile,
+		NodeFiles:   a.NodeFiles,
 		Options:     a.Options,
 		Command:     a.Command,
-		SelfLock:    a.Flags["self-lock"] == "true",
+		SelfLock:    a.SelfLock,
 		Env:         a.Env,
 
-		AllowSharedFolders: a.Flags["allow-shared-folders"] == "true",
+		AllowSharedFolders: a.AllowSharedFolders,
 	}
-	if s, ok := a.Flags["suffix"]; ok {
-		spec.Host = s
-		if s == "" {
+	if a.Suffix != nil {
+		spec.Host = *a.Suffix
+		if spec.Host == "" {
 			spec.Host = `""`
 		}
 	}
-	name := c.Command.Name
-	if name == "start" || name == "restart" || name == "run" {
+	if a.starts {
 		// Recorded with the node, so that a restart from elsewhere runs
 		// a relative command in the folder it was started from.
 		if wd, err := os.Getwd(); err == nil {
 			spec.Dir = wd
 		}
 	}
-	if (name == "start" || name == "run") && len(a.Names) == 0 {
+	if a.names && len(a.Names) == 0 {
 		return nil, usage(c, errors.New("no nodes given"))
 	}
 	if a.HasCommand && len(a.Command) == 0 {
 		return nil, usage(c, errors.New("no command after --"))
 	}
-	if a.HasCommand && !runsCommand(name) {
+	if a.HasCommand && !a.forward {
 		return nil, usage(c, errors.New("a command after -- only goes with start, run, restart, show and get"))
+	}
+	spec.Skipped = func(err error) {
+		fmt.Fprintf(c.App.ErrWriter, "multi %s: warning: %v; skipped\n", c.Command.Name, err)
 	}
 	ns, err := spec.Resolve()
 	if err != nil {
 		return nil, usage(c, err)
+	}
+	if a.starts {
+		// A record too large to read back would lose the node: refused
+		// before anything starts.
+		for _, n := range ns {
+			if err := nodes.CheckRecord(spec.RunDir, n); err != nil {
+				return nil, usage(c, fmt.Errorf("%w; nothing done", err))
+			}
+		}
 	}
 	return ns, nil
 }
@@ -127,46 +222,6 @@ func parseTimeout(flag, s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%s wants a positive duration (10s, 1m30s) or seconds, not %q", flag, s)
 	}
 	return d, nil
-}
-
-// verb builds a lifecycle command: parse, build the cluster, call one
-// method, print a line per node, map failures to exit code 1.
-func verb(name, usageLine, usageText, description string, withSignal bool, flags []cli.Flag,
-	do func(*multi.Cluster, context.Context) ([]multi.Result, error), code *int) *cli.Command {
-	return grammarCommand(&cli.Command{
-		Name:        name,
-		Usage:       usageLine,
-		UsageText:   usageText,
-		Description: description,
-		Flags:       flags,
-	}, withSignal, func(c *cli.Context, a *Args) error {
-		cl, err := cluster(c, a)
-		if err != nil {
-			return err
-		}
-		if (name == "start" || name == "restart") && !a.HasCommand {
-			for _, n := range cl.Nodes {
-				if len(n.Command) == 0 {
-					return usage(c, fmt.Errorf("%s: no command: give one after -- (no record %s)", n.Name, nodes.RecordPath(cl.RunDir, n.Name)))
-				}
-			}
-		}
-		o := newOutput(c, a)
-		done := o.progress(name, cl)
-		results, err := do(cl, c.Context)
-		done()
-		if wasInterrupted(c.Context) {
-			o.interrupted(c, cl, results)
-			return nil
-		}
-		for _, r := range results {
-			o.result(r)
-		}
-		if err != nil && !onlyAlreadyRunning(results) {
-			*code = exitFailed
-		}
-		return nil
-	})
 }
 
 // interrupted reports a verb cut short by Ctrl-C: the results that were

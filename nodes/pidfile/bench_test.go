@@ -9,10 +9,8 @@ package pidfile_test
 // filesystem than the temp dir's.
 
 import (
-	"bufio"
 	"github.com/multi-launcher/multi/internal/testutil"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -27,27 +25,7 @@ var benchDir = testutil.BenchDir
 // in its holder role) and stops it at the end of the benchmark.
 func benchHolder(b *testing.B, path string) int {
 	b.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), holderEnv+"="+path)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		stdin.Close()
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "locked\n" {
-		b.Fatalf("holder: %q", line)
-	}
+	cmd, _ := testutil.StartHolder(b, path, testutil.HoldRelease)
 	return cmd.Process.Pid
 }
 

@@ -11,8 +11,8 @@ import (
 // A Claim is a pidfile opened, as [Acquire] opens it, for a child process
 // to lock: the launcher opens the file and forks, and the child takes the
 // lock on the inherited descriptor and writes its own pid before it execs
-// the node's command. The lock is the child's alone (POSIX locks belong
-// to the process that takes them); the Claim itself holds none.
+// the node's command. The lock is the child's alone (a POSIX lock is
+// its process's: see the package doc); the Claim itself holds none.
 type Claim struct {
 	f    *os.File
 	path string

@@ -120,8 +120,8 @@ func ownAt(path string) *os.File {
 // closeFile is the one close of a pidfile's descriptor in this package.
 // The lock's own descriptor lets go of the lock, then closes the other
 // descriptors of the file parked with it. Any other descriptor of a file
-// whose lock this process holds is not closed, which would drop the
-// lock, but parked until the lock is let go.
+// whose lock this process holds is not closed (that would drop the lock:
+// see the package doc) but parked until the lock is let go.
 func closeFile(f *os.File) error {
 	heldMu.RLock()
 	id, e := lookupHeld(f)

@@ -33,7 +33,7 @@ var ErrNoPidfile = errors.New("nodes: $" + EnvPidfile + " is not set")
 // This is the node's side of multi's self-locking mode (multi start
 // --self-lock), in which multi waits for the node to take its lock. It
 // works as well when multi's exec step has locked the pidfile already:
-// POSIX locks belong to the process, which then owns it either way.
+// the lock is the process's either way (see the package doc).
 //
 // The pidfile must not be opened and closed elsewhere in the program but
 // through this package (see the package doc).

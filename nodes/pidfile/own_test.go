@@ -6,38 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
-
-// inspectEnv makes the test binary, at init, print what [pidfile.Inspect]
-// says of the pidfile it names ("running PID <nil>") and exit: another
-// process's view of a lock, which F_GETLK never gives its holder.
-const inspectEnv = "PIDFILE_TEST_INSPECT"
-
-func init() {
-	if path := os.Getenv(inspectEnv); path != "" {
-		info, err := pidfile.Inspect(path)
-		fmt.Printf("%s %d %v\n", info.State, info.PID, err)
-		os.Exit(0)
-	}
-}
-
-// heldSeenFromChild returns what another process sees of path's lock.
-func heldSeenFromChild(t *testing.T, path string) string {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), inspectEnv+"="+path, "GORACE=atexit_sleep_ms=0") // the race runtime sleeps a second at exit by default
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("inspecting from a child: %v", err)
-	}
-	return strings.TrimSpace(string(out))
-}
 
 // A process that holds a pidfile's lock keeps it through every operation
 // of the package on the same file, by its path or by another path to it:
@@ -125,7 +99,7 @@ func TestOwnLockSurvivesEveryOperation(t *testing.T) {
 			if err := op.f(p); err != nil {
 				t.Errorf("%s(%s): %v", op.name, p, err)
 			}
-			if got := heldSeenFromChild(t, path); got != want {
+			if got := testutil.SeenFromChild(t, path); got != want {
 				t.Fatalf("after %s(%s), another process sees %q; want %q: the lock was dropped", op.name, p, got, want)
 			}
 		}
@@ -133,7 +107,7 @@ func TestOwnLockSurvivesEveryOperation(t *testing.T) {
 	if err := l.Release(); err != nil {
 		t.Fatal(err)
 	}
-	if got := heldSeenFromChild(t, path); got != "stopped 0 <nil>" {
+	if got := testutil.SeenFromChild(t, path); got != "stopped 0 <nil>" {
 		t.Fatalf("after Release, another process sees %q; want stopped", got)
 	}
 }

@@ -28,15 +28,21 @@
 // POSIX locks belong to the process, not to a descriptor: closing any
 // descriptor of a locked file, a second one opened just to test the lock,
 // drops every lock the process holds on it, and F_GETLK never shows a
-// process its own lock. So this package keeps a registry of the locks the
-// process holds, by file (device and inode, as cmd/go's lockedfile does):
-// an operation on a path that names such a file, by whatever path, reuses
-// the lock's own descriptor instead of opening another; a descriptor
-// opened anyway (the path swapped meanwhile) is not closed but kept until
-// the lock is let go; and the lock tests report the file held by this
-// process ([Running], the PID [os.Getpid]), so that no caller takes it
-// for stale. Operations on one path take turns. A program must not open
-// and close its own pidfile by other means than this package.
+// process its own lock. A child made by fork does not inherit them; one
+// that locks a descriptor it inherited owns the lock, and the lock lasts
+// through execve as long as that descriptor stays open (so a launcher's
+// child locks, clears close-on-exec, and execs the node). An OFD lock
+// (F_OFD_SETLK, Linux) belongs to its open file description instead and is
+// not dropped by closing another descriptor. So this package keeps a
+// registry of the locks the process holds, by file (device and inode, as
+// cmd/go's lockedfile does): an operation on a path that names such a
+// file, by whatever path, reuses the lock's own descriptor instead of
+// opening another; a descriptor opened anyway (the path swapped meanwhile)
+// is not closed but kept until the lock is let go; and the lock tests
+// report the file held by this process ([Running], the PID [os.Getpid]),
+// so that no caller takes it for stale. Operations on one path take turns.
+// A program must not open and close its own pidfile by other means than
+// this package.
 package pidfile
 
 import (
@@ -67,22 +73,37 @@ const (
 	Foreign
 )
 
-// String returns the state as status prints it: "stopped" for Absent,
-// "stale", "running" or "elsewhere".
+// stateNames are the states' words, as status prints them and JSON
+// carries them: stable.
+var stateNames = [...]string{Absent: "stopped", Stale: "stale", Running: "running", Elsewhere: "elsewhere", Foreign: "foreign"}
+
+// String returns the state's word, as status prints it: "stopped" for
+// Absent, "stale", "running", "elsewhere" or "foreign".
 func (s State) String() string {
-	switch s {
-	case Absent:
-		return "stopped"
-	case Stale:
-		return "stale"
-	case Running:
-		return "running"
-	case Elsewhere:
-		return "elsewhere"
-	case Foreign:
-		return "foreign"
+	if s >= 0 && int(s) < len(stateNames) {
+		return stateNames[s]
 	}
 	return "State(" + strconv.Itoa(int(s)) + ")"
+}
+
+// MarshalText writes the state's word ([State.String]); a state that has
+// none is an error.
+func (s State) MarshalText() ([]byte, error) {
+	if s < 0 || int(s) >= len(stateNames) {
+		return nil, fmt.Errorf("pidfile: no word for state %d", int(s))
+	}
+	return []byte(stateNames[s]), nil
+}
+
+// UnmarshalText reads a state's word.
+func (s *State) UnmarshalText(b []byte) error {
+	for i, name := range stateNames {
+		if string(b) == name {
+			*s = State(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("pidfile: unknown state %q", b)
 }
 
 // MaxPID is the largest pid Linux can hand out (PID_MAX_LIMIT on 64-bit).

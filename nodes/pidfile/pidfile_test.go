@@ -1,68 +1,23 @@
 package pidfile_test
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
-// The test binary plays a pidfile holder when started with this variable
-// set to a pidfile path: it acquires the pidfile, prints "locked", and
-// holds the lock until its stdin closes.
-const holderEnv = "NODES_TEST_HOLD"
-
 func TestMain(m *testing.M) {
-	if path := os.Getenv(holderEnv); path != "" {
-		l, err := pidfile.Acquire(path)
-		if err != nil {
-			fmt.Println("error:", err)
-			os.Exit(1)
-		}
-		fmt.Println("locked")
-		io.Copy(io.Discard, os.Stdin)
-		l.Release()
-		os.Exit(0)
-	}
+	testutil.ServeRoles() // the holders of testutil.StartHolder
 	os.Exit(m.Run())
-}
-
-// holder starts a process that holds path's lock and returns it once the
-// lock is taken. The test's cleanup kills and reaps it.
-func holder(t *testing.T, path string) (*exec.Cmd, io.WriteCloser) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), holderEnv+"="+path)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	line, _ := bufio.NewReader(stdout).ReadString('\n')
-	if line != "locked\n" {
-		t.Fatalf("holder: %q", line)
-	}
-	return cmd, stdin
 }
 
 func TestLockLifecycle(t *testing.T) {
@@ -73,7 +28,7 @@ func TestLockLifecycle(t *testing.T) {
 	if err != nil || info.State != pidfile.Absent {
 		t.Fatalf("before: %+v, %v; want Absent", info, err)
 	}
-	cmd, stdin := holder(t, path)
+	cmd, stdin := testutil.StartHolder(t, path, testutil.HoldRelease)
 	pid := cmd.Process.Pid
 
 	info, err = pidfile.Inspect(path)
@@ -106,7 +61,7 @@ func TestLockLifecycle(t *testing.T) {
 func TestLockDiesWithHolder(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "w1.pid")
-	cmd, _ := holder(t, path)
+	cmd, _ := testutil.StartHolder(t, path, testutil.HoldRelease)
 	pid := cmd.Process.Pid
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -264,7 +219,7 @@ func testRemoveIfStale(t *testing.T, openRW func(string) (*pidfile.Handle, error
 		t.Fatal(err)
 	}
 	defer h.Close()
-	cmd, _ := holder(t, path)
+	cmd, _ := testutil.StartHolder(t, path, testutil.HoldRelease)
 	var held *pidfile.HeldError
 	if err := h.RemoveIfStale(); !errors.As(err, &held) || held.PID != cmd.Process.Pid {
 		t.Fatalf("RemoveIfStale of a held pidfile: %v; want HeldError with pid %d", err, cmd.Process.Pid)
@@ -296,7 +251,7 @@ func testRemoveIfStale(t *testing.T, openRW func(string) (*pidfile.Handle, error
 	}
 	defer h3.Close()
 	other := filepath.Join(dir, "other.pid")
-	cmd2, _ := holder(t, other)
+	cmd2, _ := testutil.StartHolder(t, other, testutil.HoldRelease)
 	if err := os.Rename(other, path); err != nil {
 		t.Fatal(err)
 	}

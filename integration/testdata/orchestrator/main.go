@@ -92,10 +92,10 @@ func run(rundir string) error {
 		return err
 	}
 	for _, r := range sent {
-		if want := fmt.Sprintf("sent WINCH (pid %d)", r.PID); r.Msg != want || r.Outcome != multi.Signalled {
-			return fmt.Errorf("%s: %q; want %q", r.Node.Name, r.Msg, want)
+		if r.Outcome != multi.Signalled || r.Signal != syscall.SIGWINCH || r.PID <= 1 {
+			return fmt.Errorf("%s: %s, signal %d; want WINCH sent", r.Node.Name, r, r.Signal)
 		}
-		fmt.Printf("%s: %s %s\n", r.Node.Name, firstWord(r.Msg), "WINCH")
+		fmt.Printf("%s: sent %s\n", r.Node.Name, multi.SignalName(r.Signal))
 	}
 	if err := expect(ctx, c, pidfile.Running, 20); err != nil {
 		return err
@@ -142,13 +142,4 @@ func expect(ctx context.Context, c *multi.Cluster, state pidfile.State, want int
 		return fmt.Errorf("%d nodes %s; want %d", n, state, want)
 	}
 	return nil
-}
-
-func firstWord(s string) string {
-	for i, r := range s {
-		if r == ' ' {
-			return s[:i]
-		}
-	}
-	return s
 }

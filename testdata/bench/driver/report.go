@@ -258,8 +258,9 @@ func bestPeerStarts(cells []cell) map[cellKey]time.Duration {
 	return best
 }
 
-// targets prints issue 15's targets, each with the value this run measured
-// and whether it was met.
+// targets prints the targets start and stop are held to
+// (docs/benchmarks.md), each with the value this run measured and whether
+// it was met.
 func targets(w io.Writer, cells []cell, best map[cellKey]time.Duration) {
 	find := func(section, tool string, n int) (cell, bool) {
 		for _, c := range cells {

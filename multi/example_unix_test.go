@@ -71,7 +71,7 @@ func ExampleCluster_Only() {
 	}
 	res, _ := some.Send(ctx, syscall.SIGWINCH)
 	for _, r := range res {
-		fmt.Println(r.Node.Name, r.Msg == fmt.Sprintf("sent WINCH (pid %d)", r.PID))
+		fmt.Println(r.Node.Name, r.Outcome == multi.Signalled && r.Signal == syscall.SIGWINCH && r.PID > 1)
 	}
 	_, err = c.Only("w9")
 	fmt.Println(errors.Is(err, multi.ErrUnknownNode))
