@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// config is a [Strategy] as the one wait loop (run.wait) sees it, and what
-// WaitAll and WaitEach set for their callers.
+// config is a [Strategy] as the one wait loop (run.wait) sees it, with
+// what WaitAll or WaitEach adds: the pidfd budget, and idle rounds.
 type config struct {
 	poll  Poll // the rounds of lock tests underneath the wake-ups
 	fs    bool // fsnotify on the folders of targets without a pidfd
