@@ -10,7 +10,9 @@ import (
 
 // A Spec describes a set of nodes before expansion: the names as the user
 // gave them and the templates of their files and command. Its zero value
-// for each template field has a documented default.
+// for each template field has a documented default. A Spec gives all its
+// nodes one command; [Join] joins Specs for nodes that need different
+// ones, continuing the index.
 type Spec struct {
 	// Names are the node names as given (w1, or w1@host), or a single count
 	// ("3"). Names, Prefix and Host may use this machine's host name:
@@ -75,8 +77,48 @@ func (s Spec) Nodes() ([]Node, error) {
 // given rather than defaulted.
 type given struct{ pidfile, logfile bool }
 
-func (s Spec) nodes() ([]Node, []given, error) {
-	names, counted, err := s.names()
+func (s Spec) nodes() ([]Node, []given, error) { return s.nodesFrom(1) }
+
+// Join expands specs into one set of nodes, in order, so that nodes can
+// differ in what one Spec gives them all: their command, options,
+// environment, folder or files. Each Spec's nodes continue the index of
+// the nodes before them, so that %i stays unique across the set: after
+// three nodes, the next Spec's first node has index 4, a count of 2
+// there gives celery4 and celery5, and its Scope indexes are 4 and 5.
+// Names and pidfiles must differ across the specs ([ErrDuplicateName],
+// [ErrBadTemplate]). Like [Spec.Nodes], it touches no file.
+func Join(specs ...Spec) ([]Node, error) {
+	var out []Node
+	names := map[string]bool{}
+	pidfiles := map[string]string{}
+	for _, s := range specs {
+		ns, _, err := s.nodesFrom(len(out) + 1)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range ns {
+			if names[n.Name] {
+				return nil, fmt.Errorf("%w: %q", ErrDuplicateName, n.Name)
+			}
+			if other, dup := pidfiles[n.PidFile]; dup {
+				return nil, fmt.Errorf("%w: nodes %s and %s share the pidfile %s", ErrBadTemplate, other, n.Name, n.PidFile)
+			}
+			names[n.Name], pidfiles[n.PidFile] = true, n.Name
+		}
+		if len(out)+len(ns) > MaxNodes {
+			return nil, fmt.Errorf("%w: more than %d nodes", ErrBadName, MaxNodes)
+		}
+		out = append(out, ns...)
+	}
+	if len(out) == 0 {
+		return nil, ErrNoNodes
+	}
+	return out, nil
+}
+
+// nodesFrom expands the spec into nodes whose indexes start at first.
+func (s Spec) nodesFrom(first int) ([]Node, []given, error) {
+	names, counted, err := s.names(first)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -110,7 +152,7 @@ func (s Spec) nodes() ([]Node, []given, error) {
 	raw := make([]string, len(names))
 	seen := make(map[string]bool, len(names))
 	for i, name := range names {
-		n := Node{Index: i + 1, Host: host, Dir: s.Dir, Env: s.Env, SelfLock: s.SelfLock}
+		n := Node{Index: first + i, Host: host, Dir: s.Dir, Env: s.Env, SelfLock: s.SelfLock}
 		if short, h, ok := strings.Cut(name, "@"); ok {
 			// A full name keeps its host and takes no prefix.
 			full, err := hostFormat(name)
@@ -227,8 +269,9 @@ func (s Spec) nodes() ([]Node, []given, error) {
 	return out, explicit, nil
 }
 
-// names returns the names as given, or the names a lone count expands to.
-func (s Spec) names() (names []string, counted bool, err error) {
+// names returns the names as given, or the names a lone count expands
+// to, numbered from first.
+func (s Spec) names(first int) (names []string, counted bool, err error) {
 	if len(s.Names) == 0 {
 		return nil, false, ErrNoNodes
 	}
@@ -246,7 +289,7 @@ func (s Spec) names() (names []string, counted bool, err error) {
 		}
 		out := make([]string, n)
 		for i := range out {
-			out[i] = prefix + strconv.Itoa(i+1)
+			out[i] = prefix + strconv.Itoa(first+i)
 		}
 		return out, true, nil
 	}
