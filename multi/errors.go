@@ -26,7 +26,8 @@ var (
 	// here (another pid namespace); it is not signalled.
 	ErrElsewhere = errors.New("running in another pid namespace (not signalled)")
 	// ErrDuplicateNode: two nodes of one Cluster have the same name or
-	// the same pidfile (two Specs joined, say), so they would race for one
+	// the same pidfile (the nodes of two Specs appended, say, which
+	// [nodes.Join] refuses already), so they would race for one
 	// lock. Every verb but Status (Start, Restart, Run, Stop, Send,
 	// StopWait, Kill) refuses the whole set before it does anything;
 	// every result fails with it.

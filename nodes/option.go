@@ -15,7 +15,8 @@ type Option struct {
 	Value    string
 	HasValue bool
 	// Scope is the node list after ':' ("1-3", "w1,w2", "w1@host"); ""
-	// means every node.
+	// means every node. Numbers are indexes ([Node.Index]), which in the
+	// second of two joined Specs continue the first's ([Join]).
 	Scope string
 }
 

@@ -86,7 +86,9 @@ func (s Spec) nodes() ([]Node, []given, error) { return s.nodesFrom(1) }
 // three nodes, the next Spec's first node has index 4, a count of 2
 // there gives celery4 and celery5, and its Scope indexes are 4 and 5.
 // Names and pidfiles must differ across the specs ([ErrDuplicateName],
-// [ErrBadTemplate]). Like [Spec.Nodes], it touches no file.
+// [ErrBadTemplate]). A Cluster of package multi keeps the nodes' records
+// in one run folder: give the Specs the same RunDir. Like [Spec.Nodes],
+// it touches no file.
 func Join(specs ...Spec) ([]Node, error) {
 	var out []Node
 	names := map[string]bool{}
