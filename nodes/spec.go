@@ -91,21 +91,19 @@ func (s Spec) nodes() ([]Node, []given, error) { return s.nodesFrom(1) }
 // it touches no file.
 func Join(specs ...Spec) ([]Node, error) {
 	var out []Node
-	names := map[string]bool{}
-	pidfiles := map[string]string{}
+	t := newTaken()
 	for _, s := range specs {
 		ns, _, err := s.nodesFrom(len(out) + 1)
 		if err != nil {
 			return nil, err
 		}
 		for _, n := range ns {
-			if names[n.Name] {
-				return nil, fmt.Errorf("%w: %q", ErrDuplicateName, n.Name)
+			if err := t.name(n); err != nil {
+				return nil, err
 			}
-			if other, dup := pidfiles[n.PidFile]; dup {
-				return nil, fmt.Errorf("%w: nodes %s and %s share the pidfile %s", ErrBadTemplate, other, n.Name, n.PidFile)
+			if err := t.pidfile(n); err != nil {
+				return nil, err
 			}
-			names[n.Name], pidfiles[n.PidFile] = true, n.Name
 		}
 		if len(out)+len(ns) > MaxNodes {
 			return nil, fmt.Errorf("%w: more than %d nodes", ErrBadName, MaxNodes)
@@ -116,6 +114,30 @@ func Join(specs ...Spec) ([]Node, error) {
 		return nil, ErrNoNodes
 	}
 	return out, nil
+}
+
+// taken holds the names and pidfiles of a set's nodes, which must differ:
+// each maps to the node that took it.
+type taken struct{ names, pidfiles map[string]string }
+
+func newTaken() taken { return taken{map[string]string{}, map[string]string{}} }
+
+// name takes n's name, or says it is taken.
+func (t taken) name(n Node) error {
+	if _, dup := t.names[n.Name]; dup {
+		return fmt.Errorf("%w: %q", ErrDuplicateName, n.Name)
+	}
+	t.names[n.Name] = n.Name
+	return nil
+}
+
+// pidfile takes n's pidfile, or names the node that has it.
+func (t taken) pidfile(n Node) error {
+	if other, dup := t.pidfiles[n.PidFile]; dup {
+		return fmt.Errorf("%w: nodes %s and %s share the pidfile %s", ErrBadTemplate, other, n.Name, n.PidFile)
+	}
+	t.pidfiles[n.PidFile] = n.Name
+	return nil
 }
 
 // nodesFrom expands the spec into nodes whose indexes start at first.
@@ -152,7 +174,7 @@ func (s Spec) nodesFrom(first int) ([]Node, []given, error) {
 
 	out := make([]Node, len(names))
 	raw := make([]string, len(names))
-	seen := make(map[string]bool, len(names))
+	t := newTaken()
 	for i, name := range names {
 		n := Node{Index: first + i, Host: host, Dir: s.Dir, Env: s.Env, SelfLock: s.SelfLock}
 		if short, h, ok := strings.Cut(name, "@"); ok {
@@ -178,10 +200,9 @@ func (s Spec) nodesFrom(first int) ([]Node, []given, error) {
 		if err := checkHost(n.Host); err != nil {
 			return nil, nil, err
 		}
-		if seen[n.Name] {
-			return nil, nil, fmt.Errorf("%w: %q", ErrDuplicateName, n.Name)
+		if err := t.name(n); err != nil {
+			return nil, nil, err
 		}
-		seen[n.Name] = true
 		out[i] = n
 	}
 
@@ -237,16 +258,14 @@ func (s Spec) nodesFrom(first int) ([]Node, []given, error) {
 		}
 	}
 
-	pidfiles := make(map[string]string, len(out))
 	for i := range out {
 		n := &out[i]
 		if n.PidFile, err = expandPath(pidT[i], *n, base); err != nil {
 			return nil, nil, err
 		}
-		if other, dup := pidfiles[n.PidFile]; dup {
-			return nil, nil, fmt.Errorf("%w: nodes %s and %s share the pidfile %s", ErrBadTemplate, other, n.Name, n.PidFile)
+		if err := t.pidfile(*n); err != nil {
+			return nil, nil, err
 		}
-		pidfiles[n.PidFile] = n.Name
 		if n.LogFile, err = expandPath(logT[i], *n, base); err != nil {
 			return nil, nil, err
 		}
