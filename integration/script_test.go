@@ -127,6 +127,7 @@ func scriptParams(t *testing.T) testscript.Params {
 			"reaped":     cmdReaped,
 			"notifysock": cmdNotifySock,
 			"lockwaiter": cmdLockWaiter,
+			"parity":     cmdParity,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {

@@ -26,9 +26,11 @@ var (
 	// here (another pid namespace); it is not signalled.
 	ErrElsewhere = errors.New("running in another pid namespace (not signalled)")
 	// ErrDuplicateNode: two nodes of one Cluster have the same name or
-	// the same pidfile (two Specs joined, say), so they would race for one
-	// lock. Start, Restart, Run, StopWait and Kill refuse the whole set
-	// before they do anything; every result fails with it.
+	// the same pidfile (the nodes of two Specs appended, say, which
+	// [nodes.Join] refuses already), so they would race for one
+	// lock. Every verb but Status (Start, Restart, Run, Stop, Send,
+	// StopWait, Kill) refuses the whole set before it does anything;
+	// every result fails with it.
 	ErrDuplicateNode = errors.New("duplicate node")
 	// ErrNoCommand: start has no command for the node.
 	ErrNoCommand = errors.New("no command (give one after --)")

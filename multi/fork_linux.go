@@ -3,6 +3,12 @@
 package multi
 
 import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"unsafe" // and for go:linkname
 
@@ -62,6 +68,10 @@ type forkSpec struct {
 	pidText  [24]byte
 	report   [2]uint32
 	sigZero  [4]uint64 // a kernel sigaction of SIG_DFL, and an empty mask
+
+	nofile    unix.Rlimit // the limit on descriptors multi was started with (see origNofile)
+	nofileNow unix.Rlimit
+	setNofile bool // nofile is lower than this process's: set it
 }
 
 // forkNode forks; the child runs spec and never returns. In the parent it
@@ -159,6 +169,14 @@ func forkNode(s *forkSpec) (int, syscall.Errno) {
 			syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
 		}
 	}
+	// The soft limit on descriptors multi's caller gave it, as os/exec's
+	// children get it back, unless something set multi's since.
+	if s.setNofile {
+		_, _, e := syscall.RawSyscall6(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_NOFILE, 0, uintptr(unsafe.Pointer(&s.nofileNow)), 0, 0)
+		if e == 0 && s.nofileNow.Cur == s.nofile.Max-1 && s.nofileNow.Max == s.nofile.Max {
+			syscall.RawSyscall6(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_NOFILE, uintptr(unsafe.Pointer(&s.nofile)), 0, 0, 0)
+		}
+	}
 	// The node starts with no signal blocked and none ignored, whatever
 	// the caller of multi blocked or ignored (the exec itself resets the
 	// handled ones): as a service manager starts a service.
@@ -205,4 +223,57 @@ func forkFail(s *forkSpec, stage uint32, e syscall.Errno) {
 	for {
 		syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 127, 0, 0)
 	}
+}
+
+// nofileLimit is the limit on descriptors a node is to start with.
+type nofileLimit struct {
+	lim     unix.Rlimit // the one multi was started with
+	restore bool        // lim is lower than this process's
+	ok      bool        // known; if not, the exec step starts the node
+}
+
+// origNofile is the limit on descriptors multi was started with. The Go
+// runtime raises its own soft limit at start, to the hard limit less one
+// (its mark), and gives the original back to the children that os/exec
+// starts (the exec step's node among them), but keeps it to itself. Such
+// a child, traced so that it stops at its exec before it runs an
+// instruction, shows it: probed once per process, and only when the
+// runtime's mark says it raised the limit. A soft limit of 1024 under a
+// higher hard one is what a program that uses select(2) needs.
+var origNofile = sync.OnceValue(probeNofile)
+
+func probeNofile() nofileLimit {
+	var cur unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &cur) != nil {
+		return nofileLimit{}
+	}
+	if cur.Max == 0 || cur.Cur != cur.Max-1 {
+		return nofileLimit{lim: cur, ok: true} // not raised by the runtime
+	}
+	runtime.LockOSThread() // the tracer is this thread
+	defer runtime.UnlockOSThread()
+	p, err := os.StartProcess(procSelfExe, []string{"multi: rlimit probe"}, &os.ProcAttr{
+		Env: []string{},
+		Sys: &syscall.SysProcAttr{Ptrace: true, Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
+		return nofileLimit{} // ptrace refused (seccomp, Yama): the exec step
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", p.Pid))
+	p.Kill()
+	p.Wait()
+	if err != nil {
+		return nofileLimit{}
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		v, ok := strings.CutPrefix(l, "Max open files")
+		if f := strings.Fields(v); ok && len(f) >= 2 {
+			soft, err := strconv.ParseUint(f[0], 10, 64)
+			if err != nil || soft > cur.Max {
+				return nofileLimit{}
+			}
+			return nofileLimit{lim: unix.Rlimit{Cur: soft, Max: cur.Max}, restore: soft < cur.Cur, ok: true}
+		}
+	}
+	return nofileLimit{}
 }

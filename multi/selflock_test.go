@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -171,6 +172,33 @@ func TestStartDuplicateNode(t *testing.T) {
 	c.Nodes[1].PidFile = c.Nodes[0].PidFile
 	if _, err := c.Start(context.Background()); !errors.Is(err, multi.ErrDuplicateNode) {
 		t.Fatalf("two nodes, one pidfile: %v; want ErrDuplicateNode", err)
+	}
+}
+
+// Stop and Send refuse a set that names a running node twice, as the
+// other verbs do: the node is not signalled, and keeps its lock.
+func TestSignalDuplicateNode(t *testing.T) {
+	c := cluster(t, "", "w1")
+	res, err := c.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := res[0].PID
+	twice := &multi.Cluster{Nodes: append(c.Nodes, c.Nodes...), RunDir: c.RunDir}
+	send := func(ctx context.Context) ([]multi.Result, error) { return twice.Send(ctx, syscall.SIGTERM) }
+	for _, verb := range []func(context.Context) ([]multi.Result, error){twice.Stop, send} {
+		res, err := verb(context.Background())
+		if !errors.Is(err, multi.ErrDuplicateNode) {
+			t.Fatalf("%v; want ErrDuplicateNode", err)
+		}
+		for _, r := range res {
+			if !errors.Is(r.Err, multi.ErrDuplicateNode) || r.Outcome == multi.Signalled {
+				t.Errorf("%s", r)
+			}
+		}
+		if h := testutil.Holder(c.Nodes[0].PidFile); h != pid {
+			t.Fatalf("lock held by %d after a refused signal; want the node, %d", h, pid)
+		}
 	}
 }
 

@@ -51,6 +51,10 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 	if !ok {
 		return nil, nil, false
 	}
+	nofile := origNofile()
+	if !nofile.ok {
+		return nil, nil, false
+	}
 	null, err := devNull()
 	if err != nil {
 		return nil, nil, false
@@ -79,6 +83,7 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 
 	s := &forkSpec{nullFD: int(null.Fd()), logFD: int(log.Fd()), dirFD: -1, fdcwd: unix.AT_FDCWD, maxFD: maxFD()}
 	s.lk.Type = syscall.F_WRLCK // whole file: Whence, Start and Len 0
+	s.nofile, s.setNofile = nofile.lim, nofile.restore
 	if s.path, err = syscall.BytePtrFromString(path); err != nil {
 		return nil, nil, false
 	}

@@ -173,6 +173,7 @@ func execStep(args []string, selfLock bool) {
 	}
 	os.Setenv(pidfile.EnvPidfile, pidPath)
 	os.Unsetenv(pidfile.EnvPidfileFD)
+	closeInherited()
 	if lock != nil {
 		// The lock must survive the exec: clear close-on-exec on its fd only.
 		fd := int(lock.File().Fd())
@@ -201,6 +202,24 @@ func defaultSignals() {
 		}
 	}
 	unblockSignals()
+}
+
+// closeInherited marks every descriptor from 3 on close-on-exec, so that
+// the node keeps none that multi's caller passed down, as the fork path's
+// child closes them: a node holding its caller's pipe would keep a reader
+// of multi's output waiting. The lock's descriptor is kept open after
+// this. Where /dev/fd lists only 0-2 (FreeBSD without fdescfs), the others
+// are left as they are.
+func closeInherited() {
+	ents, err := os.ReadDir("/dev/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd >= 3 {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }
 
 // stepDirEnv says the exec step has its node's working folder open as

@@ -16,9 +16,12 @@ import (
 // Stop sends c.Signal to every running node and returns without waiting.
 // A stale pidfile is removed and never signalled. A node that is not
 // running is not an error (see [ErrNotRunning]), here as in StopWait and
-// Kill.
+// Kill. A set that names a node twice is refused ([ErrDuplicateNode]).
 func (c *Cluster) Stop(ctx context.Context) ([]Result, error) {
 	results := c.results()
+	if !c.checkDistinct("stop", results) {
+		return results, joinErrs(results) // a node twice would be signalled twice
+	}
 	sig := c.signal()
 	dirs := pidfile.NewFolders()
 	defer dirs.Close()

@@ -63,12 +63,16 @@ func (c *Cluster) Only(names ...string) (*Cluster, error) {
 // HUP to reload, a USR1 to report. Unlike [Cluster.Stop] it is not a stop
 // and ignores c.Signal; a node's result is Signalled, with its Signal and PID. A node
 // that is not running is reported so, its stale pidfile removed, and is
-// not an error. sig must be a signal (> 0).
+// not an error. sig must be a signal (> 0). A set that names a node twice
+// is refused ([ErrDuplicateNode]).
 //
 // (It is not called Signal because [Cluster.Signal] is the field that
 // says what Stop sends.)
 func (c *Cluster) Send(ctx context.Context, sig syscall.Signal) ([]Result, error) {
 	results := c.results()
+	if !c.checkDistinct("signal", results) {
+		return results, joinErrs(results) // a node twice would be signalled twice
+	}
 	for i := range results {
 		r := &results[i]
 		switch {

@@ -14,7 +14,20 @@ import (
 // An UnsafeFolderError is a folder that others than root and this user
 // can write to (owned by another user, or group- or world-writable, a
 // sticky one too), refused as the folder of a record, pidfile or logfile
-// unless it was accepted ([AcceptShared]).
+// unless it was accepted ([AcceptShared]). Errors wrap it as a
+// *UnsafeFolderError: test with [errors.As]. Its definition, in an
+// internal package that go doc does not show, is:
+//
+//	type UnsafeFolderError struct {
+//		Path string
+//		UID  int         // the folder's owner
+//		Mode fs.FileMode // the folder's mode
+//	}
+//
+//	// Error returns "folder PATH (owner uid UID, mode MODE) can be written
+//	// by others than root and this user (uid EUID); refusing it
+//	// (--allow-shared-folders accepts it)".
+//	func (e *UnsafeFolderError) Error() string
 type UnsafeFolderError = safefs.UnsafeFolderError
 
 // SharedEnv carries the folders [AcceptShared] accepted to the processes
@@ -73,7 +86,7 @@ func (sharedError) Is(target error) bool { return target == fs.ErrNotExist }
 
 // OpenWorkDir opens n's working folder (n.Dir), never following a
 // symbolic link that someone other than root or this user could have
-// planted (see [safefs.OpenFolder]), for a node's command to start in
+// planted (see Folders and links in the package doc), for a node's command to start in
 // (fchdir(2) to the returned descriptor, O_PATH on Linux) rather than
 // by a path that could be swapped meanwhile. When the command names its
 // program relative to that folder (./run.sh), that program is a file in
@@ -101,14 +114,24 @@ func OpenWorkDir(n Node) (*os.File, error) {
 // An UnsafeLinkError is a symbolic link on the way to a file that someone
 // other than root or this user could have planted or swapped; it is not
 // followed. The errors of [OpenLogfile], [MakeDir], the records' functions
-// and package nodes/pidfile's wrap it.
+// and package nodes/pidfile's wrap it as a *UnsafeLinkError: test with
+// [errors.As]. Its definition, in an internal package that go doc does
+// not show, is:
+//
+//	type UnsafeLinkError struct {
+//		Link string // the link's path
+//		Why  string // who could plant or swap it: "owned by uid 1000, who could point it anywhere"
+//	}
+//
+//	// Error returns "folder LINK is a symbolic link WHY; not followed".
+//	func (e *UnsafeLinkError) Error() string
 type UnsafeLinkError = safefs.UnsafeLinkError
 
 // OpenLogfile opens the logfile at path for appending, creating it (mode
 // 0644) and its missing folders, as carefully as a pidfile: no symbolic
-// link followed, at the file or on the way to it (see [safefs.OpenFolder]), no
-// hang on a FIFO, and only a regular file that nobody else planted (see
-// [safefs.CheckOwner]). Root appends node output to it, so a link planted by
+// link followed, at the file or on the way to it, no hang on a FIFO, and
+// only a regular file that nobody else planted (see Folders and links in
+// the package doc). Root appends node output to it, so a link planted by
 // the folder's owner must not point root at a file of root's.
 func OpenLogfile(path string) (*os.File, error) {
 	d, err := safefs.OpenFolder(filepath.Dir(path), true)
@@ -136,7 +159,7 @@ func OpenLogfile(path string) (*os.File, error) {
 
 // MakeDir makes the folder at path and its missing parents (mode 0755),
 // without following a symbolic link that someone other than root or this
-// user could have planted (see [safefs.OpenFolder]).
+// user could have planted (see Folders and links in the package doc).
 func MakeDir(path string) error {
 	d, err := safefs.OpenFolder(path, true)
 	if err != nil {
@@ -146,9 +169,9 @@ func MakeDir(path string) error {
 }
 
 // RemoveRecord removes the record of the node named name from rundir,
-// reaching the rundir without following an untrusted link (see
-// [safefs.OpenFolder]), so that a rundir swapped for a link cannot make root
-// remove a file elsewhere. The error wraps [fs.ErrNotExist] when there is
+// reaching the rundir without following an untrusted link (see Folders
+// and links in the package doc), so that a rundir swapped for a link
+// cannot make root remove a file elsewhere. The error wraps [fs.ErrNotExist] when there is
 // no record.
 func RemoveRecord(rundir, name string) error {
 	if err := CheckName(name); err != nil {

@@ -13,7 +13,7 @@ import (
 // A Dir is a folder held open for the files multi makes in it and later
 // removes (the run tags of multi run, its ready file). It is reached once,
 // without following a symbolic link someone else could have planted (see
-// [safefs.OpenFolder]), and every file is then named relative to it: a
+// Folders and links in the package doc), and every file is then named relative to it: a
 // folder swapped for a link later sends nothing elsewhere.
 type Dir struct{ d *safefs.Folder }
 
@@ -73,7 +73,7 @@ func (d *Dir) RemoveMade(name string, st fs.FileInfo) bool {
 }
 
 // RemoveIn unlinks the file name in the folder dir, reached without
-// following an untrusted link (see [safefs.OpenFolder]); nothing outside
+// following an untrusted link (see Folders and links in the package doc); nothing outside
 // it is touched. The error wraps [fs.ErrNotExist] when there is none.
 func RemoveIn(dir, name string) error {
 	d, err := safefs.OpenFolder(dir, false)

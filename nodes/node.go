@@ -1,5 +1,30 @@
 // Package nodes owns what multi knows about a node before and after it
-// runs, without starting or signalling anything (package multi does that):
+// runs, without starting or signalling anything (package multi does
+// that). A [Spec] holds the names and templates as given; [Spec.Nodes]
+// expands it into nodes with their files and command, touching no file:
+//
+//	ns, err := nodes.Spec{
+//		Names:   []string{"3"},
+//		Host:    "example.com",
+//		RunDir:  "/run/app",
+//		Command: []string{"app", "--port=80%i", "--name=%h"},
+//		Options: []nodes.Option{{Name: "-c", Value: "4", HasValue: true, Scope: "2-3"}},
+//	}.Nodes()
+//	if err != nil {
+//		fmt.Println(err)
+//		return
+//	}
+//	for _, n := range ns {
+//		fmt.Println(n.FullName(), n.PidFile, nodes.Quote(n.Command))
+//	}
+//	// celery1@example.com /run/app/celery1.pid app --port=801 --name=celery1@example.com
+//	// celery2@example.com /run/app/celery2.pid app --port=802 --name=celery2@example.com -c 4
+//	// celery3@example.com /run/app/celery3.pid app --port=803 --name=celery3@example.com -c 4
+//
+// [Join] joins Specs, for nodes with different commands. Package multi
+// starts and stops the nodes.
+//
+// The package holds:
 //
 //   - the [Node] itself and the errors about names and templates (node.go);
 //   - names: short names, counts, host parts and their checks (names.go);
@@ -26,6 +51,19 @@
 // default) and a 1-based index in the order the user gave. Its full name is
 // short@host, as in celery multi. A count such as "3" stands for the names
 // celery1, celery2 and celery3.
+//
+// # Folders and links
+//
+// Every folder of a record, pidfile or logfile is reached one element at
+// a time from "/", never following a symbolic link that someone other
+// than root or this user could have planted or swapped (an
+// [UnsafeLinkError]; a link of root's or this user's, in a folder only
+// they can write to, such as /var/run -> /run, is followed). The folder
+// reached must be one that only root or this user can write to, else it
+// is refused with an [UnsafeFolderError] unless it was accepted
+// ([AcceptShared]). A file in it is opened without following a link,
+// never waiting on a FIFO, and only as a regular file of root or this
+// user with one name.
 //
 // # Pidfiles
 //

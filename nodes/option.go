@@ -15,16 +15,19 @@ type Option struct {
 	Value    string
 	HasValue bool
 	// Scope is the node list after ':' ("1-3", "w1,w2", "w1@host"); ""
-	// means every node.
+	// means every node. Numbers are indexes ([Node.Index]), which in the
+	// second of two joined Specs continue the first's ([Join]).
 	Scope string
 }
 
-// resolveScope returns the indexes of the nodes an option's scope names: a
-// comma list of 1-based indexes, ranges of them (2-4), short names, names
-// as given before any prefix, or full names. Unlike celery, indexes and
-// ranges work for named nodes too, and a scope naming no node is an error.
+// resolveScope returns the positions in ns of the nodes an option's scope
+// names: a comma list of their indexes ([Node.Index], 1-based), ranges of
+// them (2-4), short names, names as given before any prefix, or full
+// names. Unlike celery, indexes and ranges work for named nodes too, and a
+// scope naming no node is an error.
 func resolveScope(o Option, ns []Node, raw []string) ([]int, error) {
 	var idx []int
+	first, last := ns[0].Index, ns[len(ns)-1].Index
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s in %s", ErrBadScope, fmt.Sprintf(format, a...), o.display())
 	}
@@ -41,13 +44,13 @@ func resolveScope(o Option, ns []Node, raw []string) ([]int, error) {
 			switch {
 			case errA != nil || errB != nil || a < 1 || b < 1:
 				return nil, bad("index %s below 1 (indexes start at 1)", part)
-			case a > len(ns) || b > len(ns):
-				return nil, bad("index %s out of range 1-%d", part, len(ns))
+			case a < first || b < first || a > last || b > last:
+				return nil, bad("index %s out of range %d-%d", part, first, last)
 			case a > b:
 				return nil, bad("range %s runs backwards", part)
 			}
 			for i := a; i <= b; i++ {
-				idx = append(idx, i-1)
+				idx = append(idx, i-first)
 			}
 			continue
 		}

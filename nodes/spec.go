@@ -10,7 +10,9 @@ import (
 
 // A Spec describes a set of nodes before expansion: the names as the user
 // gave them and the templates of their files and command. Its zero value
-// for each template field has a documented default.
+// for each template field has a documented default. A Spec gives all its
+// nodes one command; [Join] joins Specs for nodes that need different
+// ones, continuing the index.
 type Spec struct {
 	// Names are the node names as given (w1, or w1@host), or a single count
 	// ("3"). Names, Prefix and Host may use this machine's host name:
@@ -75,8 +77,72 @@ func (s Spec) Nodes() ([]Node, error) {
 // given rather than defaulted.
 type given struct{ pidfile, logfile bool }
 
-func (s Spec) nodes() ([]Node, []given, error) {
-	names, counted, err := s.names()
+func (s Spec) nodes() ([]Node, []given, error) { return s.nodesFrom(1) }
+
+// Join expands specs into one set of nodes, in order, so that nodes can
+// differ in what one Spec gives them all: their command, options,
+// environment, folder or files. Each Spec's nodes continue the index of
+// the nodes before them, so that %i stays unique across the set: after
+// three nodes, the next Spec's first node has index 4, a count of 2
+// there gives celery4 and celery5, and its Scope indexes are 4 and 5.
+// Names and pidfiles must differ across the specs ([ErrDuplicateName],
+// [ErrBadTemplate]). A Cluster of package multi keeps the nodes' records
+// in one run folder: give the Specs the same RunDir. Like [Spec.Nodes],
+// it touches no file.
+func Join(specs ...Spec) ([]Node, error) {
+	var out []Node
+	t := newTaken()
+	for _, s := range specs {
+		ns, _, err := s.nodesFrom(len(out) + 1)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range ns {
+			if err := t.name(n); err != nil {
+				return nil, err
+			}
+			if err := t.pidfile(n); err != nil {
+				return nil, err
+			}
+		}
+		if len(out)+len(ns) > MaxNodes {
+			return nil, fmt.Errorf("%w: more than %d nodes", ErrBadName, MaxNodes)
+		}
+		out = append(out, ns...)
+	}
+	if len(out) == 0 {
+		return nil, ErrNoNodes
+	}
+	return out, nil
+}
+
+// taken holds the names and pidfiles of a set's nodes, which must differ:
+// each maps to the node that took it.
+type taken struct{ names, pidfiles map[string]string }
+
+func newTaken() taken { return taken{map[string]string{}, map[string]string{}} }
+
+// name takes n's name, or says it is taken.
+func (t taken) name(n Node) error {
+	if _, dup := t.names[n.Name]; dup {
+		return fmt.Errorf("%w: %q", ErrDuplicateName, n.Name)
+	}
+	t.names[n.Name] = n.Name
+	return nil
+}
+
+// pidfile takes n's pidfile, or names the node that has it.
+func (t taken) pidfile(n Node) error {
+	if other, dup := t.pidfiles[n.PidFile]; dup {
+		return fmt.Errorf("%w: nodes %s and %s share the pidfile %s", ErrBadTemplate, other, n.Name, n.PidFile)
+	}
+	t.pidfiles[n.PidFile] = n.Name
+	return nil
+}
+
+// nodesFrom expands the spec into nodes whose indexes start at first.
+func (s Spec) nodesFrom(first int) ([]Node, []given, error) {
+	names, counted, err := s.names(first)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -108,9 +174,9 @@ func (s Spec) nodes() ([]Node, []given, error) {
 
 	out := make([]Node, len(names))
 	raw := make([]string, len(names))
-	seen := make(map[string]bool, len(names))
+	t := newTaken()
 	for i, name := range names {
-		n := Node{Index: i + 1, Host: host, Dir: s.Dir, Env: s.Env, SelfLock: s.SelfLock}
+		n := Node{Index: first + i, Host: host, Dir: s.Dir, Env: s.Env, SelfLock: s.SelfLock}
 		if short, h, ok := strings.Cut(name, "@"); ok {
 			// A full name keeps its host and takes no prefix.
 			full, err := hostFormat(name)
@@ -134,10 +200,9 @@ func (s Spec) nodes() ([]Node, []given, error) {
 		if err := checkHost(n.Host); err != nil {
 			return nil, nil, err
 		}
-		if seen[n.Name] {
-			return nil, nil, fmt.Errorf("%w: %q", ErrDuplicateName, n.Name)
+		if err := t.name(n); err != nil {
+			return nil, nil, err
 		}
-		seen[n.Name] = true
 		out[i] = n
 	}
 
@@ -193,16 +258,14 @@ func (s Spec) nodes() ([]Node, []given, error) {
 		}
 	}
 
-	pidfiles := make(map[string]string, len(out))
 	for i := range out {
 		n := &out[i]
 		if n.PidFile, err = expandPath(pidT[i], *n, base); err != nil {
 			return nil, nil, err
 		}
-		if other, dup := pidfiles[n.PidFile]; dup {
-			return nil, nil, fmt.Errorf("%w: nodes %s and %s share the pidfile %s", ErrBadTemplate, other, n.Name, n.PidFile)
+		if err := t.pidfile(*n); err != nil {
+			return nil, nil, err
 		}
-		pidfiles[n.PidFile] = n.Name
 		if n.LogFile, err = expandPath(logT[i], *n, base); err != nil {
 			return nil, nil, err
 		}
@@ -227,8 +290,9 @@ func (s Spec) nodes() ([]Node, []given, error) {
 	return out, explicit, nil
 }
 
-// names returns the names as given, or the names a lone count expands to.
-func (s Spec) names() (names []string, counted bool, err error) {
+// names returns the names as given, or the names a lone count expands
+// to, numbered from first.
+func (s Spec) names(first int) (names []string, counted bool, err error) {
 	if len(s.Names) == 0 {
 		return nil, false, ErrNoNodes
 	}
@@ -246,7 +310,7 @@ func (s Spec) names() (names []string, counted bool, err error) {
 		}
 		out := make([]string, n)
 		for i := range out {
-			out[i] = prefix + strconv.Itoa(i+1)
+			out[i] = prefix + strconv.Itoa(first+i)
 		}
 		return out, true, nil
 	}
