@@ -160,6 +160,13 @@ func TestWaitAllTargetPID(t *testing.T) {
 			}
 		})
 	})
+	// b's result comes without a's holder dying, whenever the wait gets
+	// to it: polled for, not timed.
+	testutil.PollUntil(t, "b's result", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) > 0
+	})
 	mu.Lock()
 	if len(got) != 1 || got[0] != "b.pid" {
 		t.Errorf("released before a died: %v; want [b.pid]", got)
