@@ -89,7 +89,7 @@ func BenchmarkStartStopWait100(b *testing.B) {
 		b.Run(s.name, func(b *testing.B) {
 			rundir := benchRunDir(b)
 			c := benchCluster(b, rundir, 100)
-			c.Wait = s.s
+			o := multi.StopOptions{Wait: s.s}
 			b.Cleanup(func() { killAll(b, c) })
 			var start, stop time.Duration
 			for range b.N {
@@ -98,7 +98,7 @@ func BenchmarkStartStopWait100(b *testing.B) {
 					b.Fatal(err)
 				}
 				t1 := time.Now()
-				if _, err := c.StopWait(context.Background()); err != nil {
+				if _, err := c.StopWait(context.Background(), o); err != nil {
 					b.Fatal(err)
 				}
 				start += t1.Sub(t0)
@@ -125,7 +125,7 @@ func BenchmarkStopWaitTail(b *testing.B) {
 			b.Run(s.name+"/"+strconv.Itoa(n), func(b *testing.B) {
 				rundir := benchRunDir(b)
 				c := benchCluster(b, rundir, n)
-				c.Wait = s.s
+				o := multi.StopOptions{Wait: s.s}
 				b.Cleanup(func() { killAll(b, c) })
 				var tail time.Duration
 				for range b.N {
@@ -135,7 +135,7 @@ func BenchmarkStopWaitTail(b *testing.B) {
 					}
 					deaths := watchDeaths(b, c)
 					b.StartTimer()
-					if _, err := c.StopWait(context.Background()); err != nil {
+					if _, err := c.StopWait(context.Background(), o); err != nil {
 						b.Fatal(err)
 					}
 					returned := time.Now()

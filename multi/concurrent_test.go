@@ -30,7 +30,7 @@ func TestClusterConcurrentUse(t *testing.T) {
 	}
 	wg.Go(func() { c.Status(ctx) })
 	wg.Go(func() { c.Only("w1", "w2") })
-	wg.Go(func() { c.Send(ctx, syscall.SIGWINCH) }) // ignored by sleep
+	wg.Go(func() { c.Send(ctx, syscall.SIGWINCH, multi.StopOptions{}) }) // ignored by sleep
 	wg.Wait()
 	for i, n := range c.Nodes {
 		started := 0
@@ -47,7 +47,7 @@ func TestClusterConcurrentUse(t *testing.T) {
 			t.Errorf("%s started %d times; want once", n.Name, started)
 		}
 	}
-	res, err := c.StopWait(ctx)
+	res, err := c.StopWait(ctx, multi.StopOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestFromSpecOneRunDir(t *testing.T) {
 	if _, err := c.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer c.StopWait(ctx)
+	defer c.StopWait(ctx, multi.StopOptions{})
 	for _, f := range []string{nodes.RecordPath(dir, "w1"), c.Nodes[0].PidFile, c.Nodes[0].LogFile} {
 		if _, err := os.Stat(f); err != nil {
 			t.Errorf("%v; want it in %s", err, dir)

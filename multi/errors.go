@@ -8,20 +8,20 @@ import (
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
+// errNotRunning: nothing holds the node's lock, so there is nothing to
+// signal. It is what the signal path finds, not a verb's failure: no verb
+// returns it. Stop, StopWait, Kill and Send treat a node that is not
+// running as done, as LSB init scripts treat stopping a stopped service:
+// its Result has Err nil, PID 0 and Outcome NotRunning (StaleRemoved when a
+// stale pidfile was removed).
+var errNotRunning = errors.New("not running")
+
 // Errors that callers test with [errors.Is] on a [*NodeError] or on the
 // joined error a verb returns.
 var (
 	// ErrAlreadyRunning: start found the node's pidfile locked by a live
 	// process.
 	ErrAlreadyRunning = pidfile.ErrAlreadyRunning
-	// ErrNotRunning: nothing holds the node's lock, so there is nothing to
-	// signal. It is what the signal path finds, not a verb's failure: no
-	// verb returns it, and no Result's Err wraps it. Stop, StopWait, Kill
-	// and Send treat a node that is not running as done, as LSB init
-	// scripts treat stopping a stopped service: its Result has Err nil,
-	// PID 0 and Outcome NotRunning (StaleRemoved when a stale pidfile was
-	// removed).
-	ErrNotRunning = errors.New("not running")
 	// ErrElsewhere: the lock is held by a process that cannot be named from
 	// here (another pid namespace); it is not signalled.
 	ErrElsewhere = errors.New("running in another pid namespace (not signalled)")
@@ -76,7 +76,7 @@ var (
 // node closed the descriptor, or its pidfile was deleted), yet the process
 // its record names, with the same pid and start time, still runs. It
 // cannot be found through its lock, so it is neither counted stopped nor
-// started a second time; it is signalled only with [Cluster.SignalLost].
+// started a second time; it is signalled only with [StopOptions.Lost].
 type LostError struct {
 	PID     int
 	Started time.Time

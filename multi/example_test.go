@@ -40,7 +40,7 @@ func ExampleCluster_StopWait() {
 		fmt.Println(s.Node.Name, s.State, s.PID == res[s.Node.Index-1].PID)
 	}
 
-	res, _ = c.StopWait(ctx)
+	res, _ = c.StopWait(ctx, multi.StopOptions{})
 	for _, r := range res {
 		fmt.Println(r.Node.Name, r.Outcome)
 	}
@@ -74,7 +74,7 @@ func ExampleCluster_Start_progress() {
 		fmt.Println(err)
 	}
 	done = 0
-	c.Kill(context.Background())
+	c.Kill(context.Background(), multi.StopOptions{})
 	// Output:
 	// 25/50
 	// 50/50
@@ -99,22 +99,21 @@ func ExampleCluster_Restart_rolling() {
 		fmt.Println(err)
 		return
 	}
-	c := &multi.Cluster{Nodes: ns, RunDir: rundir, Rolling: true}
+	c := &multi.Cluster{Nodes: ns, RunDir: rundir}
 	ctx := context.Background()
 	if _, err := c.Start(ctx); err != nil {
 		fmt.Println(err)
 	}
 	// Signalled sees each node as it goes down: in order, one at a time.
-	c.Signalled = func(r multi.Result) { fmt.Println("down:", r.Node.Name) }
-	res, err := c.Restart(ctx)
+	down := func(r multi.Result) { fmt.Println("down:", r.Node.Name) }
+	res, err := c.Restart(ctx, multi.RestartOptions{Rolling: true, Stop: multi.StopOptions{Signalled: down}})
 	if err != nil {
 		fmt.Println(err)
 	}
 	for _, r := range res {
 		fmt.Println(r.Node.Name, r.Outcome)
 	}
-	c.Signalled = nil
-	c.StopWait(ctx)
+	c.StopWait(ctx, multi.StopOptions{})
 	// Output:
 	// down: w1
 	// down: w2

@@ -62,14 +62,14 @@ func ExampleCluster_Only() {
 	if _, err := c.Start(ctx); err != nil {
 		fmt.Println(err)
 	}
-	defer c.StopWait(ctx)
+	defer c.StopWait(ctx, multi.StopOptions{})
 
 	some, err := c.Only("w1", "w3")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	res, _ := some.Send(ctx, syscall.SIGWINCH)
+	res, _ := some.Send(ctx, syscall.SIGWINCH, multi.StopOptions{})
 	for _, r := range res {
 		fmt.Println(r.Node.Name, r.Outcome == multi.Signalled && r.Signal == syscall.SIGWINCH && r.PID > 1)
 	}

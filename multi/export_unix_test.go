@@ -13,6 +13,9 @@ import (
 // Internals the tests in package multi_test drive directly.
 var Confirm = confirm
 
+// ErrNotRunning is what the signal path finds when nothing holds a lock.
+var ErrNotRunning = errNotRunning
+
 // SignalNode is signalNode, returning the pid it signalled (or found).
 func SignalNode(path string, expect int, sig syscall.Signal, group bool) (int, error) {
 	info, err := signalNode(path, expect, sig, group)

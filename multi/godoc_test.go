@@ -39,7 +39,7 @@ func TestPackageDocExample(t *testing.T) {
 		}
 	}
 	code := strings.Join(block, "\n")
-	for _, call := range []string{"nodes.Spec{", ".Nodes()", "multi.Cluster{", ".Start(ctx)", ".StopWait(ctx)"} {
+	for _, call := range []string{"nodes.Spec{", ".Nodes()", "multi.Cluster{", ".Start(ctx)", ".StopWait(ctx, multi.StopOptions{"} {
 		if !strings.Contains(code, call) {
 			t.Errorf("the package doc's first example, before any heading, has no %s:\n%s", call, code)
 		}

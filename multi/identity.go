@@ -83,14 +83,14 @@ func (c *Cluster) signalRecorded(n nodes.Node, sig syscall.Signal, dirs *pidfile
 			return pidfile.Info{Path: n.PidFile}, nil, nil, err
 		}
 	}
-	info, h, pidfd, err := signalKeep(n.PidFile, 0, want, sig, c.Group, true, dirs, keep)
+	info, h, pidfd, err := signalKeep(n.PidFile, 0, want, sig, c.stop.Group, true, dirs, keep)
 	var he *HolderError
 	if errors.As(err, &he) {
 		if again := c.recordedProcess(n); again != want {
 			if h != nil {
 				h.Close()
 			}
-			info, h, pidfd, err = signalKeep(n.PidFile, 0, again, sig, c.Group, true, dirs, keep)
+			info, h, pidfd, err = signalKeep(n.PidFile, 0, again, sig, c.stop.Group, true, dirs, keep)
 		}
 	}
 	if errors.As(err, &he) {
@@ -103,7 +103,7 @@ func (c *Cluster) signalRecorded(n nodes.Node, sig syscall.Signal, dirs *pidfile
 // process n's record names as the holder to be when the pidfile must be
 // opened again.
 func (c *Cluster) killRecorded(n nodes.Node, t waiter.Target, sig syscall.Signal) error {
-	err := killHeld(t.Handle, t.Pidfd, t.Path, t.PID, c.recordedProcess(n), sig, c.Group)
+	err := killHeld(t.Handle, t.Pidfd, t.Path, t.PID, c.recordedProcess(n), sig, c.stop.Group)
 	var he *HolderError
 	if errors.As(err, &he) {
 		he.Node = n.Name

@@ -48,13 +48,17 @@ func TestHolderMismatchNotSignalled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w1.Timeout = 0
 	verbs := []struct {
 		name string
 		verb func(context.Context) ([]multi.Result, error)
 	}{
-		{"Stop", w1.Stop}, {"StopWait", w1.StopWait}, {"Kill", w1.Kill}, {"Restart", w1.Restart},
-		{"Send", func(ctx context.Context) ([]multi.Result, error) { return w1.Send(ctx, syscall.SIGHUP) }},
+		{"Stop", func(ctx context.Context) ([]multi.Result, error) { return w1.Stop(ctx, multi.StopOptions{}) }},
+		{"StopWait", func(ctx context.Context) ([]multi.Result, error) { return w1.StopWait(ctx, multi.StopOptions{}) }},
+		{"Kill", func(ctx context.Context) ([]multi.Result, error) { return w1.Kill(ctx, multi.StopOptions{}) }},
+		{"Restart", func(ctx context.Context) ([]multi.Result, error) { return w1.Restart(ctx, multi.RestartOptions{}) }},
+		{"Send", func(ctx context.Context) ([]multi.Result, error) {
+			return w1.Send(ctx, syscall.SIGHUP, multi.StopOptions{})
+		}},
 	}
 	for _, v := range verbs {
 		res, err := v.verb(ctx)

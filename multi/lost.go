@@ -106,7 +106,7 @@ func stoppingError(pid int) error {
 }
 
 // awaitLost waits for the lost process of r (signalled already) to exit,
-// with timeout as [Cluster.Timeout]: then SIGKILL, and wait again.
+// with timeout as [StopOptions.Timeout]: then SIGKILL, and wait again.
 func (c *Cluster) awaitLost(ctx context.Context, op string, r *Result, sig syscall.Signal, timeout time.Duration) {
 	wctx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 && sig != syscall.SIGKILL {
@@ -140,10 +140,10 @@ var errNoPidfd = errors.New("no pidfd to pin the lost process with (not signalle
 
 // lostOne deals with a node whose lock nobody holds but whose recorded
 // process may run (see [LostError]), and reports whether it did: without
-// c.SignalLost it fails, its record and pidfile kept; with it, the process
+// c.stop.Lost it fails, its record and pidfile kept; with it, the process
 // is signalled once pinned and checked, and r.lost names it.
 func (c *Cluster) lostOne(r *Result, op string, sig syscall.Signal, info pidfile.Info) bool {
-	if !c.SignalLost {
+	if !c.stop.Lost {
 		// A process on its way out (even one still exiting after the
 		// wait) is not lost: there is nothing to signal.
 		lost, _ := c.lostProc(context.Background(), r.Node, info, goneWait)

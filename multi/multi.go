@@ -12,7 +12,8 @@
 //	c := &multi.Cluster{Nodes: ns, RunDir: "/run/myapp"}
 //	res, err := c.Start(ctx) // each node runs holding its pidfile's lock
 //	...
-//	res, err = c.StopWait(ctx) // signalled through the lock, waited for until released
+//	res, err = c.StopWait(ctx, multi.StopOptions{Timeout: 10 * time.Second})
+//	// signalled through the lock, waited for until released, killed after 10 s
 //
 // Each [Result] says what happened to one node ([Result.Outcome]); the
 // error joins the per-node errors. [FromSpec] builds the Cluster from the
@@ -125,7 +126,6 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/nodes"
-	"github.com/multi-launcher/multi/waiter"
 )
 
 // A Cluster is a set of nodes and how to run and stop them. Nodes must be
@@ -144,11 +144,6 @@ type Cluster struct {
 	// is known, one call at a time, so that a caller can show progress on
 	// a large set. The verbs return all results in order all the same.
 	Progress func(Result)
-	// Signalled, if not nil, is called by StopWait, Kill and Restart with
-	// each node they signalled and are about to wait for (Result.PID is
-	// the process), before the wait, from one goroutine; a caller can so
-	// show what is being waited for. It may run while Progress does.
-	Signalled func(Result)
 	// LockTimeout bounds how long Start waits for a self-locking node (see
 	// [nodes.Node.SelfLock]) to take its lock; 0 means
 	// [DefaultLockTimeout]. Such a node that does not is killed.
@@ -165,13 +160,7 @@ type Cluster struct {
 	// once is never reported started. The window runs once for the whole
 	// batch, not once per node. 0 means [DefaultSettle]; negative means
 	// no window (a node is confirmed only once, right after its exec).
-	Settle time.Duration
-	// SignalLost makes Stop, StopWait, Kill and Restart signal a lost node
-	// (see [LostError]) too, through a pidfd, once its pidfd inode (where
-	// the kernel has pidfs) or its start time is seen to match its record;
-	// without it a lost node fails and is left alone.
-	SignalLost bool
-
+	Settle     time.Duration
 	progressMu sync.Mutex
 	// Env is the nodes' environment; nil means this process's. Each
 	// node's own [nodes.Node.Env] entries (recorded with it) are added
@@ -181,36 +170,19 @@ type Cluster struct {
 	// [exec.ErrDot]). So Env: []string{"FOO=1"} still finds sleep, and
 	// the node gets no PATH.
 	Env []string
-	// Signal is what Stop, StopWait and Restart send; 0 means SIGTERM.
-	Signal syscall.Signal
-	// Timeout, if positive, bounds how long StopWait and Restart wait after
-	// Signal before they send SIGKILL. Zero means wait until ctx is done.
-	Timeout time.Duration
-	// Rolling makes Restart restart one node at a time, in order: each
-	// is stopped, started again and confirmed up (holding its lock, past
-	// the settle window) before the next is signalled, so that no two
-	// nodes are down at once. Without it Restart signals every node and
-	// starts each again the moment it is down.
-	Rolling bool
-	// Wait is how StopWait, Kill and Restart wait for locks to be
-	// released; nil means [waiter.Default] (polling).
-	Wait waiter.Strategy
-	// Group, if set, makes Stop, StopWait, Kill and Restart (and the
-	// SIGKILL after Timeout) signal each node's whole process group, as
-	// supervisord's stopasgroup and killasgroup do, so that children the
-	// node forked get the signal too. The group is signalled only once the
-	// lock holder is pinned, seen to still hold the lock, and confirmed to
-	// lead its own process group (a node does: it starts a new session);
-	// otherwise the node fails and nothing is signalled. Never a group
-	// <= 1 or multi's own. Only the holder is waited for: children that
-	// outlive it are not. Without Group only the holder is signalled.
-	Group bool
 	// AllowSharedFolders accepts a rundir, and folders of the nodes'
 	// pidfiles and logfiles, that others than root and this user can
 	// write to, for the rest of this process (see [nodes.AcceptShared]):
 	// without it every verb refuses them with a [nodes.UnsafeFolderError].
 	// Records are then neither written nor read in such a rundir.
 	AllowSharedFolders bool
+
+	// stop is the StopOptions of the call under way, on the Cluster a
+	// verb makes for its own call (see with); zero on the caller's.
+	stop StopOptions
+	// mu, if not nil, is the Progress lock of the caller's Cluster, on
+	// the Cluster a verb makes for its own call.
+	mu *sync.Mutex
 }
 
 // FromSpec resolves s's nodes (see [nodes.Spec.Nodes]) and returns a
@@ -224,11 +196,45 @@ func FromSpec(s nodes.Spec) (*Cluster, error) {
 	return &Cluster{Nodes: ns, RunDir: s.RunDir}, nil
 }
 
+// signal is what the call's stop sends first.
 func (c *Cluster) signal() syscall.Signal {
-	if c.Signal == 0 {
+	if c.stop.Signal == 0 {
 		return syscall.SIGTERM
 	}
-	return c.Signal
+	return c.stop.Signal
+}
+
+// with returns the Cluster one call of a verb works on: c's settings,
+// o for its stops, and c's Progress lock. The verb never writes to c, so
+// that nothing a verb does changes the caller's value, and two verbs on
+// one Cluster can run at once with different options.
+func (c *Cluster) with(o StopOptions) *Cluster {
+	v := c.sub(c.Nodes)
+	v.stop, v.mu = o, c.progressLock()
+	return v
+}
+
+// sub is a new Cluster with c's settings on ns, without c's call state.
+func (c *Cluster) sub(ns []nodes.Node) *Cluster {
+	// Field by field: a Cluster holds a lock and is not copied whole.
+	return &Cluster{
+		Nodes:       ns,
+		RunDir:      c.RunDir,
+		Progress:    c.Progress,
+		LockTimeout: c.LockTimeout,
+		Detach:      c.Detach,
+		Settle:      c.Settle,
+		Env:         c.Env,
+
+		AllowSharedFolders: c.AllowSharedFolders,
+	}
+}
+
+func (c *Cluster) progressLock() *sync.Mutex {
+	if c.mu != nil {
+		return c.mu
+	}
+	return &c.progressMu
 }
 
 func (c *Cluster) rundir() string {
@@ -258,8 +264,9 @@ func (c *Cluster) report(r *Result) {
 	if c.Progress == nil {
 		return
 	}
-	c.progressMu.Lock()
-	defer c.progressMu.Unlock()
+	mu := c.progressLock()
+	mu.Lock()
+	defer mu.Unlock()
 	c.Progress(*r)
 }
 

@@ -168,7 +168,7 @@ func TestStartStatusStopWait(t *testing.T) {
 			t.Errorf("status %s: %+v", s.Node.Name, s.Info)
 		}
 	}
-	res, err = c.StopWait(t.Context())
+	res, err = c.StopWait(t.Context(), multi.StopOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestStaleNeverSignalled(t *testing.T) {
 		c := cluster(t, "", "w1")
 		os.WriteFile(c.Nodes[0].PidFile, []byte(text), 0o644)
 		for name, verb := range map[string]func(context.Context) ([]multi.Result, error){
-			"stop": c.Stop, "stopwait": c.StopWait, "kill": c.Kill,
+			"stop": defaults(c.Stop), "stopwait": defaults(c.StopWait), "kill": defaults(c.Kill),
 		} {
 			os.WriteFile(c.Nodes[0].PidFile, []byte(text), 0o644)
 			res, err := verb(t.Context())
@@ -265,8 +265,7 @@ func TestStopWaitTimeoutKills(t *testing.T) {
 	}
 	pid := holderOf(t, c.Nodes[0])
 	waitUp(t, c.Nodes...)
-	c.Timeout = 50 * time.Millisecond
-	res, err := c.StopWait(t.Context())
+	res, err := c.StopWait(t.Context(), multi.StopOptions{Timeout: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,14 +284,14 @@ func TestStopWaitCancelled(t *testing.T) {
 	waitUp(t, c.Nodes...)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 	defer cancel()
-	_, err := c.StopWait(ctx)
+	_, err := c.StopWait(ctx, multi.StopOptions{})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("StopWait: %v; want the context's error", err)
 	}
 	if holderOf(t, c.Nodes[0]) != pid {
 		t.Fatal("node changed")
 	}
-	res, err := c.Kill(t.Context())
+	res, err := c.Kill(t.Context(), multi.StopOptions{})
 	if err != nil || res[0].Outcome != multi.Killed || res[0].PID != pid {
 		t.Fatalf("Kill: %q, %v", res[0], err)
 	}
@@ -307,10 +306,10 @@ func TestRestart(t *testing.T) {
 	old := holderOf(t, c.Nodes[0])
 	waitUp(t, c.Nodes...)
 	// w2 goes down behind multi's back; restart just starts it.
-	if _, err := (&multi.Cluster{Nodes: c.Nodes[1:], RunDir: c.RunDir}).Kill(t.Context()); err != nil {
+	if _, err := (&multi.Cluster{Nodes: c.Nodes[1:], RunDir: c.RunDir}).Kill(t.Context(), multi.StopOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := c.Restart(t.Context())
+	res, err := c.Restart(t.Context(), multi.RestartOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +325,7 @@ func TestRestart(t *testing.T) {
 	if string(log) != "up\nterm\nup\n" {
 		t.Errorf("w1 log %q; want up, term, up", log)
 	}
-	if _, err := c.StopWait(t.Context()); err != nil {
+	if _, err := c.StopWait(t.Context(), multi.StopOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -349,4 +348,19 @@ func TestParseSignal(t *testing.T) {
 	if multi.SignalName(syscall.SIGKILL) != "KILL" {
 		t.Errorf("SignalName(SIGKILL) = %q", multi.SignalName(syscall.SIGKILL))
 	}
+}
+
+// defaults binds a verb that takes StopOptions to the default options.
+func defaults(verb func(context.Context, multi.StopOptions) ([]multi.Result, error)) func(context.Context) ([]multi.Result, error) {
+	return func(ctx context.Context) ([]multi.Result, error) { return verb(ctx, multi.StopOptions{}) }
+}
+
+// restart is c.Restart with the default options.
+func restart(c *multi.Cluster) func(context.Context) ([]multi.Result, error) {
+	return func(ctx context.Context) ([]multi.Result, error) { return c.Restart(ctx, multi.RestartOptions{}) }
+}
+
+// bind binds a verb that takes StopOptions to o.
+func bind(o multi.StopOptions, verb func(context.Context, multi.StopOptions) ([]multi.Result, error)) func(context.Context) ([]multi.Result, error) {
+	return func(ctx context.Context) ([]multi.Result, error) { return verb(ctx, o) }
 }

@@ -21,7 +21,7 @@ import (
 // stays this process's, as another process sees.
 func TestVerbsOnOwnNode(t *testing.T) {
 	c := cluster(t, "", "w1")
-	c.Timeout = multi.DefaultLockTimeout
+	o := multi.StopOptions{Timeout: multi.DefaultLockTimeout}
 	n := c.Nodes[0]
 	l, err := pidfile.Acquire(n.PidFile)
 	if err != nil {
@@ -34,11 +34,13 @@ func TestVerbsOnOwnNode(t *testing.T) {
 		name string
 		f    func(context.Context) ([]multi.Result, error)
 	}{
-		{"Stop", c.Stop},
-		{"StopWait", c.StopWait},
-		{"Kill", c.Kill},
-		{"Send", func(ctx context.Context) ([]multi.Result, error) { return c.Send(ctx, syscall.SIGUSR1) }},
-		{"Restart", c.Restart},
+		{"Stop", bind(o, c.Stop)},
+		{"StopWait", bind(o, c.StopWait)},
+		{"Kill", bind(o, c.Kill)},
+		{"Send", func(ctx context.Context) ([]multi.Result, error) { return c.Send(ctx, syscall.SIGUSR1, o) }},
+		{"Restart", func(ctx context.Context) ([]multi.Result, error) {
+			return c.Restart(ctx, multi.RestartOptions{Stop: o})
+		}},
 	}
 	want := fmt.Sprintf("running %d <nil>", me)
 	for _, v := range verbs {

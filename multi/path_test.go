@@ -30,10 +30,10 @@ func TestPathAsOSExec(t *testing.T) {
 	if !bytes.Contains(env, []byte("FOO=1\x00")) || bytes.Contains(env, []byte("PATH=")) {
 		t.Errorf("node environment %q; want FOO=1 and no PATH", env)
 	}
-	if _, err := c.Restart(context.Background()); err != nil {
+	if _, err := c.Restart(context.Background(), multi.RestartOptions{}); err != nil {
 		t.Errorf("Restart with Env FOO=1: %v", err)
 	}
-	if _, err := c.StopWait(context.Background()); err != nil {
+	if _, err := c.StopWait(context.Background(), multi.StopOptions{}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -202,11 +202,11 @@ func (rp *reaper) signalKid(pid int, sig syscall.Signal) error {
 	defer rp.mu.Unlock()
 	k := rp.kids[pid]
 	if k == nil {
-		return ErrNotRunning
+		return errNotRunning
 	}
 	select {
 	case <-k.done:
-		return ErrNotRunning
+		return errNotRunning
 	default:
 	}
 	if pid <= 1 || pid == os.Getpid() {

@@ -99,7 +99,7 @@ func TestConcurrentStartsKeepRecordWhole(t *testing.T) {
 				t.Errorf("%s: record names %q; pid %d runs %q", n.Name, rec.Command, info.PID, runs)
 			}
 		}
-		if _, err := a.StopWait(context.Background()); err != nil {
+		if _, err := a.StopWait(context.Background(), multi.StopOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -26,17 +26,18 @@ const goneWait = 5 * time.Second
 // and executable. A node that fails the check is left as it is and fails
 // with [ErrCannotRestart]; the others are restarted.
 //
-// Without [Cluster.Rolling], as celery does, every node is signalled, and
+// Without [RestartOptions.Rolling], as celery does, every node is signalled, and
 // each is started again the moment its lock is released (and the process
 // signalled is gone), without waiting for the slowest. With Rolling, one
-// node at a time (see [Cluster.Rolling]); a node that does not come up
+// node at a time (see [RestartOptions.Rolling]); a node that does not come up
 // again halts the roll, and the nodes after it are left as they are with
 // [ErrRollingHalted].
 //
 // The node is started with c.Env (nil: this process's environment) and its
 // own recorded [nodes.Node.Env] entries, not with the whole environment it
 // was first started with.
-func (c *Cluster) Restart(ctx context.Context) ([]Result, error) {
+func (c *Cluster) Restart(ctx context.Context, o RestartOptions) ([]Result, error) {
+	c = c.with(o.Stop)
 	results := c.results()
 	if !c.checkDistinct("restart", results) || !c.checkRecords("restart", results) || !c.makeRunDir("restart", results) {
 		// Nothing could be started again: nothing is stopped either.
@@ -58,7 +59,7 @@ func (c *Cluster) Restart(ctx context.Context) ([]Result, error) {
 	for k, i := range todo {
 		sub[k] = results[i]
 	}
-	if c.Rolling {
+	if o.Rolling {
 		c.restartRolling(ctx, sub)
 	} else {
 		c.restartEach(ctx, sub)
@@ -81,7 +82,7 @@ func (c *Cluster) restartEach(ctx context.Context, results []Result) {
 	// its settle window.
 	sem := make(chan struct{}, max(1, waiter.DescriptorBudget()/2/startFDs))
 	var starts sync.WaitGroup
-	c.stopWait(ctx, results, stopOpts{op: "restart", sig: c.signal(), timeout: c.Timeout, was: was,
+	c.stopWait(ctx, results, stopOpts{op: "restart", sig: c.signal(), timeout: c.stop.Timeout, was: was,
 		down: func(r *Result) {
 			i := index[r]
 			if r.Err != nil {
@@ -104,7 +105,7 @@ func (c *Cluster) restartRolling(ctx context.Context, results []Result) {
 	for i := range results {
 		one := results[i : i+1]
 		was := []bool{false}
-		c.stopWait(ctx, one, stopOpts{op: "restart", sig: c.signal(), timeout: c.Timeout, was: was})
+		c.stopWait(ctx, one, stopOpts{op: "restart", sig: c.signal(), timeout: c.stop.Timeout, was: was})
 		if one[0].Err != nil {
 			c.report(&one[0])
 		} else {

@@ -42,9 +42,8 @@ func TestRestartRollingOneDownAtATime(t *testing.T) {
 	for _, n := range c.Nodes {
 		old[n.Name] = holderOf(t, n)
 	}
-	c.Rolling = true
 	signalled := 0
-	c.Signalled = func(r multi.Result) {
+	signalledFn := func(r multi.Result) {
 		signalled++
 		for _, n := range c.Nodes {
 			if n.Name != r.Node.Name && !locked(n) {
@@ -53,7 +52,7 @@ func TestRestartRollingOneDownAtATime(t *testing.T) {
 		}
 		pollUntil(t, r.Node.Name+" to release its lock", func() bool { return !locked(r.Node) })
 	}
-	res, err := c.Restart(t.Context())
+	res, err := c.Restart(t.Context(), multi.RestartOptions{Rolling: true, Stop: multi.StopOptions{Signalled: signalledFn}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +93,7 @@ func TestRestartStartsEachWhenDown(t *testing.T) {
 		}
 		syscall.Kill(w1, syscall.SIGKILL)
 	}
-	res, err := c.Restart(ctx)
+	res, err := c.Restart(ctx, multi.RestartOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +125,7 @@ func TestRestartProgramGoneLeavesNodeRunning(t *testing.T) {
 	if err := os.Remove(prog); err != nil {
 		t.Fatal(err)
 	}
-	res, err := c.Restart(t.Context())
+	res, err := c.Restart(t.Context(), multi.RestartOptions{})
 	if !errors.Is(err, multi.ErrCannotRestart) || !errors.Is(err, multi.ErrCommandNotFound) {
 		t.Fatalf("Restart: %v; want ErrCannotRestart and ErrCommandNotFound", err)
 	}

@@ -52,7 +52,7 @@ type Result struct {
 	// held was let go ([RunOptions.WaitForLock]): Outcome Started.
 	TookOver bool `json:",omitempty"`
 	// Lost says the node had lost its pidfile's lock (see [LostError]) and
-	// was signalled through its record ([Cluster.SignalLost]).
+	// was signalled through its record ([StopOptions.Lost]).
 	Lost bool `json:",omitempty"`
 	// Exit, if not nil, is how the node's process ended, as [Cluster.Run]
 	// saw it end on its own: Outcome Failed, or Stopped when the node was
@@ -69,7 +69,7 @@ type Result struct {
 
 	begun time.Time
 
-	lost nodes.Started // the lost process signalled (SignalLost), if any
+	lost nodes.Started // the lost process signalled (StopOptions.Lost), if any
 }
 
 // An ExitStatus is how a node's process ended: its exit code, or the

@@ -73,9 +73,9 @@ const (
 	// status, so that the engine (Docker, Kubernetes, systemd, Nomad)
 	// restarts the whole container or unit. As tini and honcho do.
 	StopAll OnExit = "stop-all"
-	// Restart starts the node again after a delay that doubles with each
+	// RestartNode starts the node again after a delay that doubles with each
 	// exit, from [RunOptions.Backoff] up to [RunOptions.MaxBackoff].
-	Restart OnExit = "restart"
+	RestartNode OnExit = "restart"
 	// Ignore leaves the node down; the others keep running.
 	Ignore OnExit = "ignore"
 )
@@ -83,7 +83,7 @@ const (
 // ParseOnExit parses the value of --on-exit.
 func ParseOnExit(s string) (OnExit, error) {
 	switch p := OnExit(s); p {
-	case StopAll, Restart, Ignore:
+	case StopAll, RestartNode, Ignore:
 		return p, nil
 	case "":
 		return StopAll, nil
@@ -94,7 +94,7 @@ func ParseOnExit(s string) (OnExit, error) {
 // Defaults of [RunOptions].
 const (
 	// DefaultRunTimeout is how long Run waits after the stop signal before
-	// it kills the nodes left, when [Cluster.Timeout] is zero: below
+	// it kills the nodes left, when the run's Stop.Timeout is zero (see [RunOptions]): below
 	// Docker's 10 s, so that the nodes are killed by multi, which then
 	// reports them, and not with multi by the engine.
 	DefaultRunTimeout = 8 * time.Second
@@ -109,8 +109,12 @@ type RunOptions struct {
 	// OnExit is what to do when a node exits on its own; "" means
 	// [StopAll].
 	OnExit OnExit
-	// Backoff is the delay before the first restart (OnExit [Restart]); it
-	// doubles with every restart up to MaxBackoff, and starts again from
+	// Stop tunes how the run stops its nodes: Signal, Timeout (0 means
+	// [DefaultRunTimeout]), Group, Wait, Lost and Signalled, as for
+	// [Cluster.StopWait].
+	Stop StopOptions
+	// Backoff is the delay before the first restart (OnExit
+	// [RestartNode]); it doubles with every restart up to MaxBackoff, and starts again from
 	// Backoff once the node has run for MaxBackoff. 0 means
 	// [DefaultBackoff]; MaxBackoff 0 means [DefaultMaxBackoff].
 	Backoff, MaxBackoff time.Duration

@@ -51,7 +51,7 @@ func (r *run) onExit(rn *runNode, ws syscall.WaitStatus, why error) {
 		r.decide(exitCode(ws), why)
 		r.logf("%s: left down (--on-exit=ignore)", rn.n.Name)
 		r.maybeEnd()
-	case Restart:
+	case RestartNode:
 		first, most := r.o.backoff()
 		if !rn.since.IsZero() && time.Since(rn.since) >= most {
 			rn.restarts = 0 // it ran well for a while: a fresh start
@@ -124,7 +124,7 @@ func (r *run) stopNodes(list []*runNode) {
 		results[i].Node = rn.n
 	}
 	go func() {
-		r.c.stopWait(context.Background(), results, stopOpts{op: "stopwait", sig: r.c.signal(), timeout: r.c.Timeout, report: true})
+		r.c.stopWait(context.Background(), results, stopOpts{op: "stopwait", sig: r.c.signal(), timeout: r.c.stop.Timeout, report: true})
 		r.post(func() {
 			r.stopsPending--
 			for i, res := range results {
@@ -144,7 +144,7 @@ func (r *run) stopNodes(list []*runNode) {
 // stopDirect stops a node whose stop through its pidfile failed (its
 // folder refused, say): the node's process is the run's own child, not
 // yet reaped, so its pid is still its own; it gets the stop signal, and
-// KILL after c.Timeout. The run's stop failed all the same: it exits 1.
+// KILL after the stop's Timeout. The run's stop failed all the same: it exits 1.
 func (r *run) stopDirect(rn *runNode) {
 	pid := rn.pid
 	if pid <= 0 {
@@ -155,11 +155,11 @@ func (r *run) stopDirect(rn *runNode) {
 		return
 	}
 	r.logf("%s: not stopped through its pidfile; sent %s to its process (pid %d), the run's own child", rn.n.Name, SignalName(r.c.signal()), pid)
-	rn.direct = time.AfterFunc(r.c.Timeout, func() {
+	rn.direct = time.AfterFunc(r.c.stop.Timeout, func() {
 		r.post(func() {
 			rn.direct = nil
 			if rn.pid == pid {
-				r.logf("%s: still running after %s; sent KILL (pid %d)", rn.n.Name, r.c.Timeout, pid)
+				r.logf("%s: still running after %s; sent KILL (pid %d)", rn.n.Name, r.c.stop.Timeout, pid)
 				r.rp.signalKid(pid, syscall.SIGKILL)
 			}
 			r.maybeEnd()

@@ -43,7 +43,7 @@ const outputGrace = time.Second
 // cannot be executed; 1 for another failure to start); after a requested
 // stop, 0 when every node exited 0 or by the stop signal; 1 when a node
 // could not be stopped through its pidfile ([ErrStopFailed]: the run then
-// signals its own child directly, and KILLs it after c.Timeout). With a
+// signals its own child directly, and KILLs it after o.Stop.Timeout). With a
 // code other than 0 comes a [*RunError]: the node that decided it, why
 // (errors.Is: [ErrCommandNotFound], [ErrCommandNotExecutable],
 // [ErrExitedAtOnce], [ErrNodeExited], [ErrStopFailed],
@@ -62,7 +62,7 @@ const outputGrace = time.Second
 //     is the only waiter in the process (see [reaper]); only one Run may be
 //     under way in a process.
 //   - Signals: SIGTERM, SIGINT and SIGQUIT (or ctx's end) stop every node
-//     as StopWait does: c.Signal, SIGCONT, and SIGKILL after c.Timeout
+//     as StopWait does: o.Stop.Signal, SIGCONT, and SIGKILL after o.Stop.Timeout
 //     ([DefaultRunTimeout] when zero); Run returns once every lock is
 //     released. A second one kills every node at once. SIGHUP, SIGUSR1,
 //     SIGUSR2 and SIGWINCH are forwarded to every node, through its lock
@@ -76,11 +76,16 @@ const outputGrace = time.Second
 //     notify socket and the ready file is created; STOPPING=1 is sent and
 //     the ready file removed when the stop begins.
 //
-// While the nodes run, Run sleeps in the kernel: no polling. Run sets
-// c.Settle to -1 (it watches its nodes for their whole life instead) and a
-// zero c.Timeout to [DefaultRunTimeout]; c.Detach is not used. Signals that
+// While the nodes run, Run sleeps in the kernel: no polling. Run uses no
+// settle window (it watches its nodes for their whole life instead) and
+// ignores c.Detach; it changes neither c nor o. Signals that
 // come while the nodes first start are acted on once they have.
 func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
+	if o.Stop.Timeout <= 0 {
+		o.Stop.Timeout = DefaultRunTimeout
+	}
+	c = c.with(o.Stop)
+	c.Settle = -1
 	rp := newReaper()
 	if !active.CompareAndSwap(nil, rp) {
 		return 1, fmt.Errorf("multi: run: %w", ErrRunUnderWay)
@@ -135,10 +140,6 @@ func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 	}()
 	rp.prepare = r.prepare
 	rp.standby = r.isStandby
-	c.Settle = -1
-	if c.Timeout <= 0 {
-		c.Timeout = DefaultRunTimeout
-	}
 	defer close(r.done)
 	return r.loop(ctx)
 }
@@ -329,7 +330,7 @@ func (r *run) signal(sig syscall.Signal) {
 		r.logf("got %s again: killing every node", SignalName(sig))
 		for _, rn := range r.nodes {
 			if rn.pid > 0 {
-				if _, err := signalNode(rn.n.PidFile, rn.pid, syscall.SIGKILL, r.c.Group); err != nil && !errors.Is(err, ErrNotRunning) {
+				if _, err := signalNode(rn.n.PidFile, rn.pid, syscall.SIGKILL, r.c.stop.Group); err != nil && !errors.Is(err, errNotRunning) {
 					r.logf("%s: %v", rn.n.Name, err)
 					// Its own child all the same (see stopDirect).
 					if r.rp.signalKid(rn.pid, syscall.SIGKILL) == nil {
@@ -346,7 +347,7 @@ func (r *run) signal(sig syscall.Signal) {
 		if rn.pid <= 0 {
 			continue
 		}
-		if _, err := signalNode(rn.n.PidFile, rn.pid, sig, r.c.Group); err != nil && !errors.Is(err, ErrNotRunning) {
+		if _, err := signalNode(rn.n.PidFile, rn.pid, sig, r.c.stop.Group); err != nil && !errors.Is(err, errNotRunning) {
 			r.logf("%s: forwarding %s: %v", rn.n.Name, SignalName(sig), err)
 		}
 	}

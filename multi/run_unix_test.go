@@ -137,7 +137,7 @@ func TestEndsNode(t *testing.T) {
 }
 
 func TestParseOnExit(t *testing.T) {
-	for s, want := range map[string]OnExit{"": StopAll, "stop-all": StopAll, "restart": Restart, "ignore": Ignore} {
+	for s, want := range map[string]OnExit{"": StopAll, "stop-all": StopAll, "restart": RestartNode, "ignore": Ignore} {
 		if got, err := ParseOnExit(s); err != nil || got != want {
 			t.Errorf("ParseOnExit(%q) = %q, %v; want %q", s, got, err, want)
 		}

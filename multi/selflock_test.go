@@ -112,7 +112,7 @@ func TestStartSelfLockWaitsForPid(t *testing.T) {
 	if err != nil || info.State != pidfile.Running || info.FilePID != info.PID || info.PID != res[0].PID {
 		t.Fatalf("right after Start: %+v, %v; want locked by pid %d and naming it", info, err, res[0].PID)
 	}
-	if _, err := c.StopWait(context.Background()); err != nil {
+	if _, err := c.StopWait(context.Background(), multi.StopOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -151,7 +151,7 @@ func TestStartDuplicateNode(t *testing.T) {
 	c := cluster(t, "", "w1", "w2")
 	twice := cluster(t, "", "w1") // its own rundir: pidfiles differ
 	c.Nodes = append(c.Nodes, twice.Nodes...)
-	for _, verb := range []func(context.Context) ([]multi.Result, error){c.Start, c.Restart, c.StopWait, c.Kill} {
+	for _, verb := range []func(context.Context) ([]multi.Result, error){c.Start, restart(c), defaults(c.StopWait), defaults(c.Kill)} {
 		res, err := verb(context.Background())
 		if !errors.Is(err, multi.ErrDuplicateNode) {
 			t.Fatalf("%v; want ErrDuplicateNode", err)
@@ -185,8 +185,10 @@ func TestSignalDuplicateNode(t *testing.T) {
 	}
 	pid := res[0].PID
 	twice := &multi.Cluster{Nodes: append(c.Nodes, c.Nodes...), RunDir: c.RunDir}
-	send := func(ctx context.Context) ([]multi.Result, error) { return twice.Send(ctx, syscall.SIGTERM) }
-	for _, verb := range []func(context.Context) ([]multi.Result, error){twice.Stop, send} {
+	send := func(ctx context.Context) ([]multi.Result, error) {
+		return twice.Send(ctx, syscall.SIGTERM, multi.StopOptions{})
+	}
+	for _, verb := range []func(context.Context) ([]multi.Result, error){defaults(twice.Stop), send} {
 		res, err := verb(context.Background())
 		if !errors.Is(err, multi.ErrDuplicateNode) {
 			t.Fatalf("%v; want ErrDuplicateNode", err)

@@ -56,9 +56,9 @@ func TestSharedFolderSwappedPidfile(t *testing.T) {
 	}
 	want := "is locked by pid " + strconv.Itoa(w2)
 	verbs := map[string]func() ([]multi.Result, error){
-		"Stop": func() ([]multi.Result, error) { return one.Stop(context.Background()) },
-		"Kill": func() ([]multi.Result, error) { return one.Kill(context.Background()) },
-		"Send": func() ([]multi.Result, error) { return one.Send(context.Background(), 10) },
+		"Stop": func() ([]multi.Result, error) { return one.Stop(context.Background(), multi.StopOptions{}) },
+		"Kill": func() ([]multi.Result, error) { return one.Kill(context.Background(), multi.StopOptions{}) },
+		"Send": func() ([]multi.Result, error) { return one.Send(context.Background(), 10, multi.StopOptions{}) },
 	}
 	for name, verb := range verbs {
 		_, err := verb()
@@ -76,7 +76,7 @@ func TestSharedFolderSwappedPidfile(t *testing.T) {
 	rundir := c.RunDir
 	os.Chmod(rundir, 0o777|os.ModeSticky)
 	defer os.Chmod(rundir, 0o700)
-	if _, err := one.Stop(context.Background()); !errors.Is(err, multi.ErrUnconfirmedHolder) || !strings.Contains(err.Error(), "no record names the process") {
+	if _, err := one.Stop(context.Background(), multi.StopOptions{}); !errors.Is(err, multi.ErrUnconfirmedHolder) || !strings.Contains(err.Error(), "no record names the process") {
 		t.Errorf("Stop of w1 with a shared rundir: %v; want ErrUnconfirmedHolder, no record", err)
 	}
 	if signalled(w2) {

@@ -120,11 +120,10 @@ func TestStopWaitRefusesStopSignal(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	for _, sig := range []syscall.Signal{syscall.SIGSTOP, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU} {
-		c.Signal = sig
-		if _, err := c.StopWait(ctx); !errors.Is(err, multi.ErrStopSignal) {
+		if _, err := c.StopWait(ctx, multi.StopOptions{Signal: sig}); !errors.Is(err, multi.ErrStopSignal) {
 			t.Errorf("StopWait -%s: %v; want ErrStopSignal", multi.SignalName(sig), err)
 		}
-		if _, err := c.Restart(ctx); !errors.Is(err, multi.ErrStopSignal) {
+		if _, err := c.Restart(ctx, multi.RestartOptions{Stop: multi.StopOptions{Signal: sig}}); !errors.Is(err, multi.ErrStopSignal) {
 			t.Errorf("Restart -%s: %v; want ErrStopSignal", multi.SignalName(sig), err)
 		}
 		if exited(pid) || procState(pid) == 'T' || holderOf(t, c.Nodes[0]) != pid {

@@ -27,10 +27,10 @@ func isStopSignal(sig syscall.Signal) bool {
 
 // signalNode sends sig to the process that holds the lock on the pidfile
 // at path, or with group to the whole process group it leads
-// ([Cluster.Group]). The holder is read from the kernel just before the
+// ([StopOptions.Group]). The holder is read from the kernel just before the
 // signal, pinned and seen to still hold the lock; with group it must also
 // lead its own process group (a node does, from its setsid), which is never
-// multi's own. A pidfile nobody has locked gives ErrNotRunning and no
+// multi's own. A pidfile nobody has locked gives errNotRunning and no
 // signal. If expect is positive, only that pid is signalled: a lock now
 // held by another process means the awaited one is gone.
 //
@@ -77,7 +77,7 @@ func signalKeep(path string, expect int, want nodes.Started, sig syscall.Signal,
 	info = pidfile.Info{Path: path}
 	h, err = open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return info, nil, nil, ErrNotRunning
+		return info, nil, nil, errNotRunning
 	}
 	if err != nil {
 		return info, nil, nil, err
@@ -112,13 +112,13 @@ func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Hand
 		switch state {
 		case pidfile.Stale:
 			if h.SameFile() {
-				return info, ErrNotRunning
+				return info, errNotRunning
 			}
 			// Replaced or removed since we opened it: look at the new file.
 			h.Close()
 			*hp, err = open(path)
 			if errors.Is(err, fs.ErrNotExist) {
-				return pidfile.Info{Path: path}, ErrNotRunning
+				return pidfile.Info{Path: path}, errNotRunning
 			} else if err != nil {
 				return info, err
 			}
@@ -139,7 +139,7 @@ func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Hand
 			continue
 		}
 		if expect > 0 && pid != expect {
-			return info, ErrNotRunning
+			return info, errNotRunning
 		}
 		if pid == os.Getpid() {
 			return info, fmt.Errorf("%w: pidfile %s is locked by this process (pid %d); not signalled", ErrOwnNode, path, pid)
@@ -180,7 +180,7 @@ func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Hand
 // yet readable: exiting, or lingering), is it signalled, through that
 // pidfd: a pidfd names one process for good, so a pid reused since
 // cannot get the signal. A lock let go by a process that has exited, or
-// now another process's, gives ErrNotRunning. Without h or pidfd it is
+// now another process's, gives errNotRunning. Without h or pidfd it is
 // signalKeep (the pidfile opened again, the holder pinned anew and
 // checked against want, the process the node's record names).
 func killHeld(h *pidfile.Handle, pidfd *os.File, path string, expect int, want nodes.Started, sig syscall.Signal, group bool) error {
@@ -196,7 +196,7 @@ func killHeld(h *pidfile.Handle, pidfd *os.File, path string, expect int, want n
 		return err
 	}
 	if (state != pidfile.Running || pid != expect) && pidfdGone(pidfd) {
-		return ErrNotRunning
+		return errNotRunning
 	}
 	// Held still, or let go by a process that lives on: the pidfd names
 	// the process signalled first, for good.

@@ -18,7 +18,7 @@ func TestSignalledBeforeWait(t *testing.T) {
 	pids := map[string]int{"w1": holderOf(t, c.Nodes[0]), "w2": holderOf(t, c.Nodes[1])}
 	var mu sync.Mutex
 	var events []string
-	c.Signalled = func(r multi.Result) {
+	signalled := func(r multi.Result) {
 		mu.Lock()
 		defer mu.Unlock()
 		if r.PID != pids[r.Node.Name] {
@@ -31,7 +31,7 @@ func TestSignalledBeforeWait(t *testing.T) {
 		defer mu.Unlock()
 		events = append(events, "done "+r.Node.Name)
 	}
-	if _, err := c.StopWait(t.Context()); err != nil {
+	if _, err := c.StopWait(t.Context(), multi.StopOptions{Signalled: signalled}); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}

@@ -13,11 +13,12 @@ import (
 	"github.com/multi-launcher/multi/waiter"
 )
 
-// Stop sends c.Signal to every running node and returns without waiting.
+// Stop sends o.Signal to every running node and returns without waiting.
 // A stale pidfile is removed and never signalled. A node that is not
-// running is not an error (see [ErrNotRunning]), here as in StopWait and
-// Kill. A set that names a node twice is refused ([ErrDuplicateNode]).
-func (c *Cluster) Stop(ctx context.Context) ([]Result, error) {
+// running is not an error (its Outcome is NotRunning, or StaleRemoved),
+// here as in StopWait and Kill. A set that names a node twice is refused ([ErrDuplicateNode]).
+func (c *Cluster) Stop(ctx context.Context, o StopOptions) ([]Result, error) {
+	c = c.with(o)
 	results := c.results()
 	if !c.checkDistinct("stop", results) {
 		return results, joinErrs(results) // a node twice would be signalled twice
@@ -37,20 +38,23 @@ func (c *Cluster) Stop(ctx context.Context) ([]Result, error) {
 	return results, joinErrs(results)
 }
 
-// StopWait sends c.Signal to every running node, then waits until each
-// node's lock is released and removes its pidfile. With a Timeout, nodes
+// StopWait sends o.Signal to every running node, then waits until each
+// node's lock is released and removes its pidfile. With o.Timeout, nodes
 // still holding their lock when it runs out get SIGKILL, and are waited
 // for again. If ctx ends the wait, the nodes still running fail with ctx's
 // error.
-func (c *Cluster) StopWait(ctx context.Context) ([]Result, error) {
+func (c *Cluster) StopWait(ctx context.Context, o StopOptions) ([]Result, error) {
+	c = c.with(o)
 	results := c.results()
-	c.stopWait(ctx, results, stopOpts{op: "stopwait", sig: c.signal(), timeout: c.Timeout, report: true})
+	c.stopWait(ctx, results, stopOpts{op: "stopwait", sig: c.signal(), timeout: o.Timeout, report: true})
 	return results, joinErrs(results)
 }
 
 // Kill sends SIGKILL to every running node, waits until each lock is
-// released, and removes the pidfiles.
-func (c *Cluster) Kill(ctx context.Context) ([]Result, error) {
+// released, and removes the pidfiles. Of o, Kill reads Wait, Group, Lost
+// and Signalled.
+func (c *Cluster) Kill(ctx context.Context, o StopOptions) ([]Result, error) {
+	c = c.with(o)
 	results := c.results()
 	c.stopWait(ctx, results, stopOpts{op: "kill", sig: syscall.SIGKILL, report: true})
 	return results, joinErrs(results)
@@ -89,7 +93,7 @@ func (c *Cluster) stopWait(ctx context.Context, results []Result, o stopOpts) {
 	// the budget: the waiter adds a pidfd to each); beyond, the waiter and
 	// the remover open the pidfile again, as they would without a handle.
 	s.keep = waiter.DescriptorBudget() / 2
-	// Lost nodes signalled (SignalLost) are waited for through pidfds,
+	// Lost nodes signalled (StopOptions.Lost) are waited for through pidfds,
 	// beside the others.
 	var lostWait sync.WaitGroup
 	defer lostWait.Wait()
@@ -103,7 +107,7 @@ func (c *Cluster) stopWait(ctx context.Context, results []Result, o stopOpts) {
 	}
 	waited := make(chan waitEnd, 1)
 	go func() {
-		left, err := waiter.WaitEach(wctx, in, s.c.Wait, s.done(false))
+		left, err := waiter.WaitEach(wctx, in, s.c.stop.Wait, s.done(false))
 		waited <- waitEnd{left, err}
 	}()
 	for i := range results {
@@ -116,8 +120,8 @@ func (c *Cluster) stopWait(ctx context.Context, results []Result, o stopOpts) {
 		if o.was != nil {
 			o.was[i] = true
 		}
-		if c.Signalled != nil {
-			c.Signalled(*r)
+		if c.stop.Signalled != nil {
+			c.stop.Signalled(*r)
 		}
 		if r.lost.PID != 0 {
 			closeTarget(waiter.Target{Handle: h, Pidfd: pidfd})
@@ -160,7 +164,7 @@ func (c *Cluster) stopWait(ctx context.Context, results []Result, o stopOpts) {
 		s.giveUp(ctx.Err())
 		return
 	}
-	if err := waiter.WaitAll(ctx, s.escalate(left), s.c.Wait, s.done(true)); err != nil {
+	if err := waiter.WaitAll(ctx, s.escalate(left), s.c.stop.Wait, s.done(true)); err != nil {
 		s.giveUp(err)
 	}
 }
@@ -249,7 +253,7 @@ func (s *stopWaiter) escalate(left []waiter.Target) []waiter.Target {
 		s.mu.Lock()
 		r := s.byPath[t.Path]
 		s.mu.Unlock()
-		if err := s.c.killRecorded(r.Node, t, syscall.SIGKILL); err != nil && !errors.Is(err, ErrNotRunning) {
+		if err := s.c.killRecorded(r.Node, t, syscall.SIGKILL); err != nil && !errors.Is(err, errNotRunning) {
 			closeTarget(t)
 			r.fail(s.op, err)
 			s.mu.Lock()
@@ -304,7 +308,7 @@ func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal, dirs *pidf
 		defer h.Close()
 	}
 	switch {
-	case errors.Is(err, ErrNotRunning):
+	case errors.Is(err, errNotRunning):
 		if c.lostOne(r, op, sig, info) {
 			return r.Err == nil, nil, nil
 		}

@@ -111,7 +111,6 @@ func waitSays(t *testing.T, n nodes.Node, line string, times int) {
 // after the timeout through the pidfd that pinned it.
 func TestStopWaitWaitsForProcessNotLock(t *testing.T) {
 	c, last := releaseCluster(t, "hang")
-	c.Timeout = time.Second
 	if _, err := c.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +120,7 @@ func TestStopWaitWaitsForProcessNotLock(t *testing.T) {
 	// this deadline.
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	res, err := c.StopWait(ctx)
+	res, err := c.StopWait(ctx, multi.StopOptions{Timeout: time.Second})
 	if runs(pid) {
 		t.Fatalf("StopWait returned %q (%v) while pid %d still runs", res[0], err, pid)
 	}
@@ -140,7 +139,7 @@ func TestStoppingIsNotLost(t *testing.T) {
 	}
 	n := c.Nodes[0]
 	waitUp(t, n)
-	if _, err := c.Stop(t.Context()); err != nil {
+	if _, err := c.Stop(t.Context(), multi.StopOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitSays(t, n, "released", 1)
@@ -153,7 +152,7 @@ func TestStoppingIsNotLost(t *testing.T) {
 	}
 	old := last()
 	waitSays(t, n, "up", 2)
-	if _, err := c.Stop(t.Context()); err != nil {
+	if _, err := c.Stop(t.Context(), multi.StopOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitSays(t, n, "released", 2)
@@ -164,7 +163,7 @@ func TestStoppingIsNotLost(t *testing.T) {
 	if runs(old) {
 		t.Fatalf("started again beside pid %d, which still runs", old)
 	}
-	if _, err := c.StopWait(t.Context()); err != nil {
+	if _, err := c.StopWait(t.Context(), multi.StopOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -207,7 +206,7 @@ func TestConcurrentSelfLockStarts(t *testing.T) {
 		if started != 1 {
 			t.Errorf("round %d: %d starts; want 1", round, started)
 		}
-		if _, err := c.StopWait(t.Context()); err != nil {
+		if _, err := c.StopWait(t.Context(), multi.StopOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if t.Failed() {
@@ -240,7 +239,7 @@ func TestStartNeverKillsNodeOnItsWayOut(t *testing.T) {
 	})
 	waitSays(t, n, "up", 1)
 	other := multi.Cluster{Nodes: c.Nodes, RunDir: c.RunDir}
-	if _, err := other.Stop(t.Context()); err != nil {
+	if _, err := other.Stop(t.Context(), multi.StopOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitSays(t, n, "released", 1)

@@ -18,7 +18,7 @@ var ErrUnknownNode = errors.New("no such node")
 // caller can act on a subset without building a Cluster of its own. A
 // name that is not one of c's nodes is an error wrapping
 // [ErrUnknownNode], and no Cluster is returned. The new Cluster shares
-// c's callbacks (Progress, Signalled) but not c's Progress lock: verbs of
+// c's Progress callback but not c's Progress lock: verbs of
 // c and of the subset that run at once may call Progress at once.
 func (c *Cluster) Only(names ...string) (*Cluster, error) {
 	want := make(map[string]bool, len(names))
@@ -37,38 +37,19 @@ func (c *Cluster) Only(names ...string) (*Cluster, error) {
 			return nil, fmt.Errorf("multi: %w: %s", ErrUnknownNode, name)
 		}
 	}
-	// Field by field: a Cluster holds a lock and is not copied whole.
-	return &Cluster{
-		Nodes:       ns,
-		RunDir:      c.RunDir,
-		Progress:    c.Progress,
-		Signalled:   c.Signalled,
-		LockTimeout: c.LockTimeout,
-		Detach:      c.Detach,
-		Settle:      c.Settle,
-		SignalLost:  c.SignalLost,
-		Env:         c.Env,
-		Signal:      c.Signal,
-		Timeout:     c.Timeout,
-		Rolling:     c.Rolling,
-		Wait:        c.Wait,
-		Group:       c.Group,
-
-		AllowSharedFolders: c.AllowSharedFolders,
-	}, nil
+	return c.sub(ns), nil
 }
 
 // Send sends sig to every running node, through its lock as every verb
 // does (see Signals in the package doc), and returns without waiting: a
 // HUP to reload, a USR1 to report. Unlike [Cluster.Stop] it is not a stop
-// and ignores c.Signal; a node's result is Signalled, with its Signal and PID. A node
+// and sends sig, not o.Signal (of o it reads Group and Lost); a node's
+// result is Signalled, with its Signal and PID. A node
 // that is not running is reported so, its stale pidfile removed, and is
 // not an error. sig must be a signal (> 0). A set that names a node twice
 // is refused ([ErrDuplicateNode]).
-//
-// (It is not called Signal because [Cluster.Signal] is the field that
-// says what Stop sends.)
-func (c *Cluster) Send(ctx context.Context, sig syscall.Signal) ([]Result, error) {
+func (c *Cluster) Send(ctx context.Context, sig syscall.Signal, o StopOptions) ([]Result, error) {
+	c = c.with(o)
 	results := c.results()
 	if !c.checkDistinct("signal", results) {
 		return results, joinErrs(results) // a node twice would be signalled twice

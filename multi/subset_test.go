@@ -73,7 +73,7 @@ func TestOnlySend(t *testing.T) {
 	if len(sub.Nodes) != 2 || sub.Nodes[0].Name != "w1" || sub.Nodes[1].Name != "w3" {
 		t.Fatalf("Only(w3, w1) has %v; want w1, w3", sub.Nodes)
 	}
-	res, err := sub.Send(ctx, syscall.SIGHUP)
+	res, err := sub.Send(ctx, syscall.SIGHUP, multi.StopOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,13 +91,13 @@ func TestOnlySend(t *testing.T) {
 	if logSays(c.Nodes[1].LogFile, "hup") {
 		t.Errorf("w2, not chosen, got HUP")
 	}
-	if _, err := sub.Send(ctx, 0); err == nil {
+	if _, err := sub.Send(ctx, 0, multi.StopOptions{}); err == nil {
 		t.Errorf("Send(0): no error; want an invalid signal")
 	}
 	if _, err := c.Only("w1", "w9"); !errors.Is(err, multi.ErrUnknownNode) {
 		t.Errorf("Only(w1, w9): %v; want ErrUnknownNode", err)
 	}
-	if _, err := c.StopWait(ctx); err != nil {
+	if _, err := c.StopWait(ctx, multi.StopOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -165,8 +165,10 @@ func TestNotRunningIsSuccess(t *testing.T) {
 	}
 	ctx := context.Background()
 	verbs := map[string]func(context.Context) ([]multi.Result, error){
-		"Stop": c.Stop, "StopWait": c.StopWait, "Kill": c.Kill,
-		"Send": func(ctx context.Context) ([]multi.Result, error) { return c.Send(ctx, syscall.SIGHUP) },
+		"Stop": defaults(c.Stop), "StopWait": defaults(c.StopWait), "Kill": defaults(c.Kill),
+		"Send": func(ctx context.Context) ([]multi.Result, error) {
+			return c.Send(ctx, syscall.SIGHUP, multi.StopOptions{})
+		},
 	}
 	for name, verb := range verbs {
 		stale()

@@ -68,7 +68,7 @@ var flagCases = map[string]struct {
 	"quiet":                {[]string{"-q"}, func(a *call) bool { return a.Quiet }},
 	"verbose":              {[]string{"--verbose"}, func(a *call) bool { return a.Verbose }},
 	"no-color":             {[]string{"--no-color"}, func(a *call) bool { return a.NoColor }},
-	"on-exit":              {[]string{"--on-exit=restart"}, func(a *call) bool { return a.OnExit == multi.Restart }},
+	"on-exit":              {[]string{"--on-exit=restart"}, func(a *call) bool { return a.OnExit == multi.RestartNode }},
 	"ready-file":           {[]string{"--ready-file=/tmp/r"}, func(a *call) bool { return a.ReadyFile == "/tmp/r" }},
 	"wait-for-lock":        {[]string{"--wait-for-lock"}, func(a *call) bool { return a.WaitForLock }},
 	"backoff":              {[]string{"--backoff=250ms"}, func(a *call) bool { return a.Backoff == 250*time.Millisecond }},

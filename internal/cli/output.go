@@ -208,8 +208,9 @@ func (o *output) describe(n nodes.Node) {
 // kill) shows from its first moment what it waits for and
 // for how long ("waiting for 3 of 50: w7 (pid 4242) 3s…"); the other
 // verbs, on two nodes or more, a count of the nodes done. It returns the
-// function that clears the line.
-func (o *output) progress(verb string, waits bool, c *multi.Cluster) (clear func()) {
+// function that clears the line. It sets c.Progress, and so.Signalled for
+// a verb that waits.
+func (o *output) progress(verb string, waits bool, c *multi.Cluster, so *multi.StopOptions) (clear func()) {
 	if !o.tty || o.dumb || o.json || o.quiet || (!waits && len(c.Nodes) < 2) {
 		return func() {}
 	}
@@ -231,7 +232,7 @@ func (o *output) progress(verb string, waits bool, c *multi.Cluster) (clear func
 	if !waits {
 		return p.clear
 	}
-	c.Signalled = func(r multi.Result) {
+	so.Signalled = func(r multi.Result) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.pending[r.Node.Name] = pendingNode{pid: r.PID, since: time.Now()}

@@ -159,7 +159,7 @@ func TestProgress(t *testing.T) {
 	t.Parallel()
 	cl := &multi.Cluster{Nodes: []nodes.Node{{Name: "w1"}, {Name: "w2"}}}
 	var buf bytes.Buffer
-	clear := (&output{w: &buf, tty: true}).progress("start", false, cl)
+	clear := (&output{w: &buf, tty: true}).progress("start", false, cl, &multi.StopOptions{})
 	cl.Progress(multi.Result{Node: cl.Nodes[0]})
 	cl.Progress(multi.Result{Node: cl.Nodes[1]})
 	clear()
@@ -170,9 +170,10 @@ func TestProgress(t *testing.T) {
 	for _, o := range []*output{{w: &buf}, {w: &buf, tty: true, quiet: true}, {w: &buf, tty: true, json: true}, {w: &buf, tty: true, dumb: true}} {
 		buf.Reset()
 		cl.Progress = nil
-		o.progress("stop", false, cl)()
-		o.progress("stopwait", true, cl)()
-		if cl.Progress != nil || cl.Signalled != nil || buf.Len() != 0 {
+		var so multi.StopOptions
+		o.progress("stop", false, cl, &so)()
+		o.progress("stopwait", true, cl, &so)()
+		if cl.Progress != nil || so.Signalled != nil || buf.Len() != 0 {
 			t.Errorf("%+v: progress set or printed %q", o, buf.String())
 		}
 	}
@@ -184,12 +185,13 @@ func TestProgressWaiting(t *testing.T) {
 	t.Parallel()
 	cl := &multi.Cluster{Nodes: []nodes.Node{{Name: "w1"}, {Name: "w2"}, {Name: "w3"}}}
 	var buf bytes.Buffer
-	clear := (&output{w: &buf, tty: true, width: 80}).progress("stopwait", true, cl)
+	var so multi.StopOptions
+	clear := (&output{w: &buf, tty: true, width: 80}).progress("stopwait", true, cl, &so)
 	if s := buf.String(); s != "\r\033[Kstopwait: signalling 3 of 3…" {
 		t.Errorf("first moment: %q", s)
 	}
-	cl.Signalled(multi.Result{Node: cl.Nodes[0], PID: 4241})
-	cl.Signalled(multi.Result{Node: cl.Nodes[1], PID: 4242})
+	so.Signalled(multi.Result{Node: cl.Nodes[0], PID: 4241})
+	so.Signalled(multi.Result{Node: cl.Nodes[1], PID: 4242})
 	cl.Progress(multi.Result{Node: cl.Nodes[2]}) // not running
 	cl.Progress(multi.Result{Node: cl.Nodes[0]})
 	buf.Reset()
@@ -205,7 +207,7 @@ func TestProgressWaiting(t *testing.T) {
 	}
 	one := &multi.Cluster{Nodes: []nodes.Node{{Name: "w1"}}}
 	buf.Reset()
-	(&output{w: &buf, tty: true}).progress("stopwait", true, one)()
+	(&output{w: &buf, tty: true}).progress("stopwait", true, one, &multi.StopOptions{})()
 	if !strings.Contains(buf.String(), "stopwait: signalling 1 of 1…") {
 		t.Errorf("one node: %q", buf.String())
 	}

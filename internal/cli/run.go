@@ -45,7 +45,7 @@ STOPPING=1 go to $NOTIFY_SOCKET (systemd Type=notify).
 		if err != nil {
 			return exitUsage, err
 		}
-		opts := multi.RunOptions{ReadyFile: a.ReadyFile, WaitForLock: a.WaitForLock, OnExit: a.OnExit, Backoff: a.Backoff,
+		opts := multi.RunOptions{Stop: stopOptions(a), ReadyFile: a.ReadyFile, WaitForLock: a.WaitForLock, OnExit: a.OnExit, Backoff: a.Backoff,
 			Log: c.App.ErrWriter}
 		if !logfileGiven(a) {
 			opts.Stdout, opts.Stderr = c.App.Writer, c.App.ErrWriter

@@ -25,7 +25,24 @@ type lifecycle struct {
 	// waits: the verb waits for locks to be released, and its progress
 	// line says for what.
 	waits bool
-	do    func(*multi.Cluster, context.Context) ([]multi.Result, error)
+	// do calls the verb's method with the call's options.
+	do func(*multi.Cluster, context.Context, multi.RestartOptions) ([]multi.Result, error)
+}
+
+func start(c *multi.Cluster, ctx context.Context, _ multi.RestartOptions) ([]multi.Result, error) {
+	return c.Start(ctx)
+}
+
+func stop(c *multi.Cluster, ctx context.Context, o multi.RestartOptions) ([]multi.Result, error) {
+	return c.Stop(ctx, o.Stop)
+}
+
+func stopWait(c *multi.Cluster, ctx context.Context, o multi.RestartOptions) ([]multi.Result, error) {
+	return c.StopWait(ctx, o.Stop)
+}
+
+func kill(c *multi.Cluster, ctx context.Context, o multi.RestartOptions) ([]multi.Result, error) {
+	return c.Kill(ctx, o.Stop)
 }
 
 var (
@@ -42,7 +59,7 @@ from the node's record. OPTIONS (celery's worker options, per node as
    multi start w1 --self-lock -- mygonode`,
 		flags:   common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle, flagEnv),
 		grammar: grammar{forward: true, starts: true, names: true},
-		do:      (*multi.Cluster).Start}
+		do:      start}
 	verbStop = lifecycle{name: "stop", usage: "send a signal (default TERM) and return",
 		usageText: "multi stop [flags] [NODES...] [-SIGNAL]",
 		description: `Send the signal to each node's lock holder. A stale pidfile is removed,
@@ -53,7 +70,7 @@ never signalled. Without NODES: every recorded node.
    multi stop --group -KILL`,
 		flags:   common(flagPidfile, flagLogfile, flagRundir, flagGroup, flagLost),
 		grammar: grammar{signal: true},
-		do:      (*multi.Cluster).Stop}
+		do:      stop}
 	verbStopWait = lifecycle{name: "stopwait", usage: "send a signal, wait until each node's lock is released, remove the pidfiles",
 		usageText: "multi stopwait [flags] [NODES...] [-SIGNAL]",
 		description: `Signal every node at once, then wait until each node's lock is released
@@ -66,14 +83,14 @@ nodes still running then get SIGKILL.
 		flags:   common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagLost),
 		grammar: grammar{signal: true, endsNodes: true},
 		waits:   true,
-		do:      (*multi.Cluster).StopWait}
+		do:      stopWait}
 	verbKill = lifecycle{name: "kill", usage: "send KILL, wait until each node's lock is released, remove the pidfiles",
 		usageText: "multi kill [flags] [NODES...]",
 		description: `   multi kill w1
    multi kill --group`,
 		flags: common(flagPidfile, flagLogfile, flagRundir, flagWait, flagGroup, flagLost),
 		waits: true,
-		do:    (*multi.Cluster).Kill}
+		do:    kill}
 	verbRestart = lifecycle{name: "restart", usage: "signal nodes, and start each again with its recorded command as soon as it is down",
 		usageText: "multi restart [flags] [NODES...] [-SIGNAL] [OPTIONS] [-- COMMAND [ARG...]]",
 		description: `Check that each node's command can start again (folder present, program
@@ -111,8 +128,9 @@ func (v lifecycle) run(c *cli.Context, a *call) (int, error) {
 		return exitUsage, err
 	}
 	o := newOutput(c, a)
-	done := o.progress(v.name, v.waits, cl)
-	results, err := v.do(cl, c.Context)
+	opts := multi.RestartOptions{Stop: stopOptions(a), Rolling: a.Rolling}
+	done := o.progress(v.name, v.waits, cl, &opts.Stop)
+	results, err := v.do(cl, c.Context, opts)
 	done()
 	if wasInterrupted(c.Context) {
 		o.interrupted(c, cl, results)
@@ -141,9 +159,14 @@ func cluster(c *cli.Context, a *call) (*multi.Cluster, error) {
 		}
 	}
 	// Detach: this process exits right after, and its nodes are reparented.
-	return &multi.Cluster{Nodes: ns, RunDir: rundir(a), Detach: true,
-		Group: a.Group, SignalLost: a.Lost, Rolling: a.Rolling, AllowSharedFolders: a.AllowSharedFolders,
-		Signal: a.Signal, Timeout: a.Timeout, LockTimeout: a.LockTimeout, Settle: a.Settle, Wait: a.Wait}, nil
+	return &multi.Cluster{Nodes: ns, RunDir: rundir(a), Detach: true, AllowSharedFolders: a.AllowSharedFolders,
+		LockTimeout: a.LockTimeout, Settle: a.Settle}, nil
+}
+
+// stopOptions are the options of a call's stops, from its flags and its
+// -SIGNAL.
+func stopOptions(a *call) multi.StopOptions {
+	return multi.StopOptions{Signal: a.Signal, Timeout: a.Timeout, Wait: a.Wait, Group: a.Group, Lost: a.Lost}
 }
 
 // rundir is --rundir, else $MULTI_RUNDIR, else the default.

@@ -25,7 +25,7 @@ func killLeftovers(t *testing.T, dir string, names ...string) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		res, _ := (&multi.Cluster{Nodes: ns, RunDir: dir}).Kill(ctx)
+		res, _ := (&multi.Cluster{Nodes: ns, RunDir: dir}).Kill(ctx, multi.StopOptions{})
 		for _, r := range res {
 			if r.PID > 0 {
 				t.Logf("cleanup killed %s", r)

@@ -41,7 +41,7 @@ func run(rundir string) error {
 	}
 	progress := 0
 	c := &multi.Cluster{Nodes: ns, RunDir: rundir, Progress: func(multi.Result) { progress++ }}
-	defer c.Kill(context.Background()) // whatever happens, leave nothing running
+	defer c.Kill(context.Background(), multi.StopOptions{}) // whatever happens, leave nothing running
 
 	res, err := c.Start(ctx)
 	if err != nil {
@@ -66,8 +66,7 @@ func run(rundir string) error {
 		return err
 	}
 	// One at a time, each confirmed up before the next goes down.
-	two.Rolling = true
-	res2, err := two.Restart(ctx)
+	res2, err := two.Restart(ctx, multi.RestartOptions{Rolling: true})
 	if err != nil {
 		return err
 	}
@@ -87,7 +86,7 @@ func run(rundir string) error {
 	if err != nil {
 		return err
 	}
-	sent, err := some.Send(ctx, syscall.SIGWINCH)
+	sent, err := some.Send(ctx, syscall.SIGWINCH, multi.StopOptions{})
 	if err != nil {
 		return err
 	}
@@ -111,7 +110,7 @@ func run(rundir string) error {
 	}
 	fmt.Println("n1 twice: duplicate node")
 
-	res, err = c.StopWait(ctx)
+	res, err = c.StopWait(ctx, multi.StopOptions{})
 	if err != nil {
 		return err
 	}
