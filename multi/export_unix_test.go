@@ -16,6 +16,9 @@ var Confirm = confirm
 // ErrNotRunning is what the signal path finds when nothing holds a lock.
 var ErrNotRunning = errNotRunning
 
+// ExitCode is the exit code a failed start gives a run.
+var ExitCode = errExitCode
+
 // SignalNode is signalNode, returning the pid it signalled (or found).
 func SignalNode(path string, expect int, sig syscall.Signal, group bool) (int, error) {
 	info, err := signalNode(path, expect, sig, group)

@@ -173,10 +173,10 @@ func exitCode(ws syscall.WaitStatus) int {
 	return ws.ExitStatus()
 }
 
-// ExitCode is the exit code a failed start of a node gives [Cluster.Run]:
+// errExitCode is the exit code a failed start of a node gives [Cluster.Run]:
 // the node's own (or 128+signal) when its command exited at once, 127 when
 // the program does not exist, 126 when it cannot be executed, else 1.
-func ExitCode(err error) int {
+func errExitCode(err error) int {
 	var ec interface{ ExitCode() int }
 	switch {
 	case err == nil:

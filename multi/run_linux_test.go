@@ -61,7 +61,7 @@ func TestRunLibraryRestoresAndTypesErrors(t *testing.T) {
 		code, err := (&Cluster{Nodes: c.nodes, RunDir: rundir}).Run(context.Background(), RunOptions{})
 		var re *RunError
 		switch {
-		case code != c.code || !errors.As(err, &re) || re.Code != c.code || ExitCode(err) != c.code:
+		case code != c.code || !errors.As(err, &re) || re.Code != c.code || errExitCode(err) != c.code:
 			t.Errorf("%s: Run = %d, %v; want %d and a *RunError with that code", c.name, code, err, c.code)
 		case c.is != nil && !errors.Is(err, c.is):
 			t.Errorf("%s: %v; want errors.Is %v", c.name, err, c.is)

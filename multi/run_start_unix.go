@@ -56,7 +56,7 @@ func (r *run) started(rn *runNode, res Result) {
 	}
 	// It cannot run here (no program, a lock held elsewhere, ...): no
 	// policy makes that better.
-	r.decide(ExitCode(res.Err), res.Err)
+	r.decide(errExitCode(res.Err), res.Err)
 	r.requestStop(rn.n.Name + " could not start")
 }
 

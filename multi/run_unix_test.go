@@ -110,8 +110,8 @@ func TestExitCode(t *testing.T) {
 		{&NodeError{Node: "w1", Op: "start", Err: &exitError{status: syscall.WaitStatus(syscall.SIGKILL), err: ErrExitedAtOnce}}, 137},
 		{errors.New("other"), 1},
 	} {
-		if got := ExitCode(c.err); got != c.want {
-			t.Errorf("ExitCode(%v) = %d; want %d", c.err, got, c.want)
+		if got := errExitCode(c.err); got != c.want {
+			t.Errorf("errExitCode(%v) = %d; want %d", c.err, got, c.want)
 		}
 	}
 }

@@ -17,8 +17,8 @@ func TestLimitHint(t *testing.T) {
 	fakeRoom(t, &room, "pids.max 25 of cgroup /t")
 	err := withLimitHint(exited)
 	var ee *exitError
-	if !errors.Is(err, ErrExitedAtOnce) || !errors.As(err, &ee) || ExitCode(err) != 2 {
-		t.Errorf("the hint lost the error: %v (exit code %d)", err, ExitCode(err))
+	if !errors.Is(err, ErrExitedAtOnce) || !errors.As(err, &ee) || errExitCode(err) != 2 {
+		t.Errorf("the hint lost the error: %v (exit code %d)", err, errExitCode(err))
 	}
 	if want := "exited at once (exit status 2; see w1.log); only 3 tasks were left under the pids.max 25 of cgroup /t: it may have found none to make"; err.Error() != want {
 		t.Errorf("with 3 tasks left:\n got %s\nwant %s", err, want)
