@@ -1,9 +1,11 @@
 package integration
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -108,4 +110,38 @@ func TestHooksOffInProduction(t *testing.T) {
 		t.Error("the record writer's FIFO hook acted in a production build")
 	}
 	run(nil, "stopwait", "w1", "w2")
+}
+
+// A production build links none of the hooks' code: no function of
+// package testhooks (its hook points are nil variables there) and none
+// of the _MULTI_TEST_* names. The multitest build the scripts use has
+// both, so the checks can see them.
+func TestHookCodeNotInProduction(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	hookCode := func(bin string) (funcs []string, names bool) {
+		t.Helper()
+		out, err := exec.Command("go", "tool", "nm", bin).Output()
+		if err != nil {
+			t.Fatalf("go tool nm %s: %v", bin, err)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			f := strings.Fields(line)
+			if len(f) == 3 && (f[1] == "T" || f[1] == "t") && strings.Contains(f[2], "/internal/testhooks.") {
+				funcs = append(funcs, f[2])
+			}
+		}
+		b, err := os.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return funcs, bytes.Contains(b, []byte("_MULTI_TEST_"))
+	}
+	if funcs, names := hookCode(production(t)); len(funcs) > 0 || names {
+		t.Errorf("production build: hook functions %q, _MULTI_TEST_ names %v; want none", funcs, names)
+	}
+	if funcs, names := hookCode(binary(t)); len(funcs) == 0 || !names {
+		t.Errorf("multitest build: hook functions %q, _MULTI_TEST_ names %v; want both (the check sees nothing)", funcs, names)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
@@ -28,8 +29,8 @@ func SignalNode(path string, expect int, sig syscall.Signal, group bool) (int, e
 // SetTestHookBeforePin sets the hook that runs between the lock test that
 // names a holder and the pidfd that pins it, until the returned func.
 func SetTestHookBeforePin(f func(pid int)) (restore func()) {
-	testHookBeforePin = f
-	return func() { testHookBeforePin = nil }
+	testhooks.BeforePin = f
+	return func() { testhooks.BeforePin = nil }
 }
 
 // KillHeld is killHeld, with no record to check the holder against: a

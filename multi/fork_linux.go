@@ -56,7 +56,7 @@ type forkSpec struct {
 	envv     []*byte // ending in nil
 	dirFD    int     // the working folder, opened by the no-link walk; -1: stay in this folder
 	pidfile  *byte   // the pidfile's absolute path, for the same-file check
-	waitFifo *byte   // the tests' stepWaitEnv hook, or nil
+	waitFifo *byte   // the tests' FIFO (package testhooks), or nil: decided by the parent
 	empty    [1]byte // "", for statx(2) on a descriptor
 
 	pidFD, logFD, nullFD, reportFD int
@@ -162,7 +162,7 @@ func forkNode(s *forkSpec) (int, syscall.Errno) {
 		forkFail(s, forkKeep, e)
 	}
 	if s.waitFifo != nil {
-		// The tests' hook (stepWaitEnv): wait, locked, for a reader of
+		// The tests' hook (testhooks.Fork): wait, locked, for a reader of
 		// the FIFO, where they kill multi start.
 		fd, _, e := syscall.RawSyscall6(syscall.SYS_OPENAT, uintptr(s.fdcwd), uintptr(unsafe.Pointer(s.waitFifo)), syscall.O_WRONLY|syscall.O_CLOEXEC, 0, 0, 0)
 		if e == 0 {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"golang.org/x/sys/unix"
@@ -230,7 +231,7 @@ func TestForkApplies(t *testing.T) {
 		{"self-locking", self, os.Environ()},
 		{"not on PATH", missing, os.Environ()},
 		{"relative pidfile", rel, os.Environ()},
-		{"hold-lock hook", n, append(os.Environ(), "_MULTI_TEST_HOLD_LOCK=/x")},
+		{"hold-lock hook", n, append(os.Environ(), testhooks.EnvHoldLock+"=/x")},
 		{"relative PATH element", n, []string{"PATH=bin:/usr/bin:/bin"}},
 	} {
 		if ch, err, ok := spawnFork(c.n, c.env); ok {

@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
@@ -87,17 +88,13 @@ func waitOnItsWay(ctx context.Context, st nodes.Started, p nodes.Proc, released 
 	if wait == 0 {
 		return false
 	}
-	if testHookOnItsWay != nil {
-		testHookOnItsWay(st.PID)
+	if h := testhooks.OnItsWay; h != nil {
+		h(st.PID)
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	return waitLost(wctx, st) == nil
 }
-
-// testHookOnItsWay, when set by a test, runs as waitOnItsWay begins to
-// wait for pid.
-var testHookOnItsWay func(pid int)
 
 // stoppingError is a node whose process let go of its lock and is still
 // exiting after the wait (see lostProc).

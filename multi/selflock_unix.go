@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"golang.org/x/sys/unix"
@@ -63,8 +64,8 @@ func awaitOwnLock(ctx context.Context, cmd *exec.Cmd, n nodes.Node, timeout time
 			}
 			lockedBy = info.PID
 		}
-		if lockedBy == 0 && testHookSelfLockUnheld != nil {
-			testHookSelfLockUnheld(pid)
+		if h := testhooks.SelfLockUnheld; lockedBy == 0 && h != nil {
+			h(pid)
 		}
 		if exited(pid) {
 			// Another instance's lock is why a node exits at once in a
@@ -96,11 +97,6 @@ func awaitOwnLock(ctx context.Context, cmd *exec.Cmd, n nodes.Node, timeout time
 		delay = min(2*delay, 50*time.Millisecond)
 	}
 }
-
-// testHookSelfLockUnheld, when set by a test, runs when awaitOwnLock has
-// seen the lock not held by the node pid, before it asks whether pid
-// exited.
-var testHookSelfLockUnheld func(pid int)
 
 // otherHolder returns a [*pidfile.HeldError] when n's lock is held by a
 // process that is neither pid nor of its session: another instance.

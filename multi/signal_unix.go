@@ -9,6 +9,7 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"golang.org/x/sys/unix"
@@ -149,8 +150,8 @@ func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Hand
 		if err != nil {
 			return info, err
 		}
-		if testHookBeforePin != nil {
-			testHookBeforePin(pid)
+		if h := testhooks.BeforePin; h != nil {
+			h(pid)
 		}
 		sent, err := sendPinned(h, p, want, sig, contFollows(sig), group, pin)
 		var he *HolderError
@@ -214,10 +215,6 @@ func killHeld(h *pidfile.Handle, pidfd *os.File, path string, expect int, want n
 	}
 	return nil
 }
-
-// testHookBeforePin, when set by a test, runs between the lock test that
-// named pid and the pidfd that pins it.
-var testHookBeforePin func(pid int)
 
 // contFollows reports whether SIGCONT is to follow sig: after a signal
 // that asks a process to end, which a stopped process would never act on,

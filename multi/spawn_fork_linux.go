@@ -44,8 +44,17 @@ const (
 // command is not found, the logfile cannot be opened, ...), so that such
 // failures are reported exactly as the step reports them, in its order.
 func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
-	if active.Load() != nil || n.SelfLock || !filepath.IsAbs(n.PidFile) || !filepath.IsAbs(n.LogFile) || stepHooked(env) {
+	if active.Load() != nil || n.SelfLock || !filepath.IsAbs(n.PidFile) || !filepath.IsAbs(n.LogFile) {
 		return nil, nil, false
+	}
+	// The tests' hooks (nil in production: package testhooks) decide the
+	// child's FIFO here, in the parent; the child only opens a path given.
+	fifo := ""
+	if h := testhooks.Fork; h != nil {
+		var step bool
+		if env, fifo, step = h(env); step {
+			return nil, nil, false
+		}
 	}
 	path, ok := lookNode(n, env)
 	if !ok {
@@ -103,8 +112,8 @@ func spawnFork(n nodes.Node, env []string) (ch *child, err error, ok bool) {
 		defer wd.Close()
 		s.dirFD = int(wd.Fd())
 	}
-	if v := envValue(env, stepWaitEnv); v != "" && testhooks.On() {
-		if s.waitFifo, err = syscall.BytePtrFromString(v); err != nil {
+	if fifo != "" {
+		if s.waitFifo, err = syscall.BytePtrFromString(fifo); err != nil {
 			return nil, nil, false
 		}
 	}
@@ -259,9 +268,6 @@ func forkEnviron(env []string, n nodes.Node, fd int) []string {
 	out := make([]string, 0, len(all))
 	for _, kv := range all {
 		k, _, _ := strings.Cut(kv, "=")
-		if k == stepWaitEnv {
-			continue // the tests' hook, for the child alone
-		}
 		if i, ok := at[k]; ok {
 			out[i] = kv
 			continue
@@ -270,24 +276,6 @@ func forkEnviron(env []string, n nodes.Node, fd int) []string {
 		out = append(out, kv)
 	}
 	return out
-}
-
-// stepHooked: the environment sets the tests' hook that holds the lock
-// inside pidfile.Acquire, which only the exec step runs (test builds
-// only: package testhooks).
-func stepHooked(env []string) bool {
-	return testhooks.On() && envValue(env, "_MULTI_TEST_HOLD_LOCK") != ""
-}
-
-// envValue is the value of key in env, the last one if several.
-func envValue(env []string, key string) string {
-	v := ""
-	for _, kv := range env {
-		if s, ok := strings.CutPrefix(kv, key+"="); ok {
-			v = s
-		}
-	}
-	return v
 }
 
 // lookNode finds the program of n's command as the exec step does

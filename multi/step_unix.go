@@ -149,13 +149,8 @@ func execStep(args []string, selfLock bool) {
 	if err != nil {
 		failExec(err)
 	}
-	if p := testhooks.Getenv(stepWaitEnv); p != "" {
-		// Tests stop the step here, its pidfile locked, to kill multi
-		// start at this point: the open waits for a reader of the FIFO.
-		os.Unsetenv(stepWaitEnv)
-		if f, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil {
-			f.Close()
-		}
+	if h := testhooks.StepWait; h != nil {
+		h() // tests stop the step here, its pidfile locked
 	}
 	if !inherit {
 		// Opened as root, so as carefully as the pidfile: no link followed.
@@ -228,11 +223,6 @@ const stepDirEnv = "_MULTI_STEP_DIR"
 
 // dirFD is the working folder's descriptor in the exec step, after errFD.
 const dirFD = errFD + 1
-
-// stepWaitEnv names a FIFO the exec step opens, and so waits on, before
-// it opens the logfile: only for tests that kill multi start there, and
-// only in test builds (package testhooks).
-const stepWaitEnv = "_MULTI_TEST_STEP_WAIT"
 
 // stepPathEnv carries the $PATH the step looks the command up on ("" for
 // none, else "=" and the value).

@@ -108,23 +108,12 @@ func lockShared(lk *os.File) error {
 	}
 }
 
-// recordWaitEnv names a FIFO that the first WriteRecord of a process
-// opens, and so waits on, once its temp file exists: only for tests that
-// kill a start there or swap the temp file, and only in test builds
-// (package testhooks). Only the first: a start writes the record again
-// once its node runs.
-const recordWaitEnv = "_MULTI_TEST_RECORD_WAIT"
-
-var recordWaitOnce sync.Once
-
+// recordWait runs the tests' hook (nil in production; package
+// testhooks) once a record's temp file exists.
 func recordWait() {
-	recordWaitOnce.Do(func() {
-		if p := testhooks.Getenv(recordWaitEnv); p != "" {
-			if f, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil {
-				f.Close()
-			}
-		}
-	})
+	if h := testhooks.RecordWait; h != nil {
+		h()
+	}
 }
 
 // cleanRunDir removes the temp files that killed record writers left in

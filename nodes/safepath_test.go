@@ -4,6 +4,7 @@ package nodes_test
 
 import (
 	"errors"
+	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/internal/testutil"
 	"os"
 	"path/filepath"
@@ -115,7 +116,7 @@ func TestRecordTempSwapped(t *testing.T) {
 	rundir := filepath.Join(base, "run")
 	fifo := filepath.Join(base, "wait")
 	syscall.Mkfifo(fifo, 0o600)
-	t.Setenv("_MULTI_TEST_RECORD_WAIT", fifo)
+	t.Setenv(testhooks.EnvRecordWait, fifo)
 	done := make(chan error, 1)
 	go func() {
 		done <- nodes.WriteRecord(rundir, nodes.Node{Name: "w1", Command: []string{"true"}, PidFile: "/r/w1.pid", LogFile: "/r/w1.log"})

@@ -1,29 +1,40 @@
-// Package testhooks gates the hooks that tests use to hold open the
-// windows of a start, a record write or a lock (the _MULTI_TEST_*
-// environment variables). They act only in a binary built with
-// -tags multitest (the integration tests build multi so) or in a test
-// binary that calls [Enable]; in any other build the variables are
-// ignored, whoever sets them (the environment, a node's --env).
+// Package testhooks holds the points at which tests hold open the
+// windows of a start, a record write or a lock: function variables that
+// production code calls when they are set, and that are nil unless a
+// test sets them. [Enable] sets the environment-driven ones (the
+// _MULTI_TEST_* variables), whose code lives in this package alone: it
+// runs only in a binary built with -tags multitest (the integration
+// tests build multi so) or in a test binary that calls Enable, and a
+// production build, which never calls Enable, links none of it.
 package testhooks
 
-import "os"
+// The hook points. Production code calls each only when it is set.
+var (
+	// HoldLock runs right after pidfile.Acquire (so a node's exec step)
+	// or pidfile.RemoveStale takes its lock.
+	HoldLock func()
+	// MarkBrief runs as a multi starts to wait out another's brief lock.
+	MarkBrief func()
+	// RecordWait runs in nodes.WriteRecord once its temp file exists.
+	RecordWait func()
+	// StepWait runs in a node's exec step, its pidfile locked, before
+	// the logfile is opened.
+	StepWait func()
+	// Fork is asked before the fork path starts a node, with the node's
+	// environment: it returns that environment without the hooks' own
+	// variables, the FIFO the child opens for writing (so waits on) before
+	// its exec, "" for none, and step true when a hook that acts only in
+	// the exec step is set, which must then start the node.
+	Fork func(env []string) (rest []string, fifo string, step bool)
 
-// enabled is whether the hooks act in this process.
-var enabled = tagged
-
-// Enable turns the hooks on in this process. Only test code calls it,
-// from a package-level variable's initializer of a _test.go file, so
-// that they are on before any init function runs (the exec step runs
-// from one).
-func Enable() { enabled = true }
-
-// On reports whether the hooks act in this process.
-func On() bool { return enabled }
-
-// Getenv is os.Getenv(key) when the hooks act, and "" otherwise.
-func Getenv(key string) string {
-	if !enabled {
-		return ""
-	}
-	return os.Getenv(key)
-}
+	// BeforePin runs between the lock test that named pid and the pidfd
+	// that pins it, before a signal.
+	BeforePin func(pid int)
+	// OnItsWay runs as a stop begins to wait for pid, a process on its
+	// way out that let go of its lock.
+	OnItsWay func(pid int)
+	// SelfLockUnheld runs when a start has seen the lock of a
+	// self-locking node not held by its process pid, before it asks
+	// whether pid exited.
+	SelfLockUnheld func(pid int)
+)
