@@ -128,8 +128,9 @@ import (
 	"github.com/multi-launcher/multi/nodes"
 )
 
-// A Cluster is a set of nodes and how to run and stop them. Nodes must be
-// set; every other zero field has a documented default. Safe for
+// A Cluster is a set of nodes and how to start them; how to stop them is
+// given per call ([StopOptions]). Nodes must be set; every other zero
+// field has a documented default. Safe for
 // concurrent use; not to be copied (see A Cluster in the package doc).
 type Cluster struct {
 	// Nodes are the nodes, with their files and commands resolved (see
@@ -160,8 +161,7 @@ type Cluster struct {
 	// once is never reported started. The window runs once for the whole
 	// batch, not once per node. 0 means [DefaultSettle]; negative means
 	// no window (a node is confirmed only once, right after its exec).
-	Settle     time.Duration
-	progressMu sync.Mutex
+	Settle time.Duration
 	// Env is the nodes' environment; nil means this process's. Each
 	// node's own [nodes.Node.Env] entries (recorded with it) are added
 	// over it, and win. A node's command without a slash is looked up
@@ -177,6 +177,7 @@ type Cluster struct {
 	// Records are then neither written nor read in such a rundir.
 	AllowSharedFolders bool
 
+	progressMu sync.Mutex
 	// stop is the StopOptions of the call under way, on the Cluster a
 	// verb makes for its own call (see with); zero on the caller's.
 	stop StopOptions
