@@ -1,6 +1,7 @@
 // Package testutil holds the helpers that the tests of several packages
-// share: a poll with a deadline, and the root-only fixtures of the tests
-// that play another user planting links. Only tests import it.
+// share: a poll with a deadline, the root-only fixtures of the tests
+// that play another user planting links, and whether an emulator runs them
+// (Emulator). Only tests import it.
 package testutil
 
 import (
