@@ -4,6 +4,9 @@ package integration
 
 import "github.com/rogpeppe/go-internal/testscript"
 
+// canSubreaper: only Linux has child subreapers.
+func canSubreaper() bool { return false }
+
 // The commands of the multi run scripts need Linux (pid namespaces,
 // /proc): the scripts skip elsewhere.
 func cmdNsRun(ts *testscript.TestScript, neg bool, args []string)  { ts.Fatalf("nsrun: needs Linux") }

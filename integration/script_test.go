@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/internal/testutil"
+	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -99,6 +100,13 @@ func scriptParams(t *testing.T) testscript.Params {
 			// multi and fakenode are race-enabled builds, whose runtime
 			// otherwise sleeps a second at every exit.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
+			// A settle window a Go node (fakenode) that exits at once is
+			// sure to fail within: under an emulator (make test-arm64)
+			// a Go program takes about 0.3 s to start, the default window.
+			env.Setenv("GOSETTLE", multi.DefaultSettle.String())
+			if testutil.Emulator() != "" {
+				env.Setenv("GOSETTLE", "5s")
+			}
 			work := env.WorkDir
 			env.Defer(func() { killLeftovers(env.T(), work) })
 			return nil
@@ -136,6 +144,10 @@ func scriptParams(t *testing.T) testscript.Params {
 			case "unshare":
 				// Root may make pid namespaces here (unshare(1) works).
 				return os.Geteuid() == 0 && canUnshare() == nil, nil
+			case "subreaper":
+				// A process can become a child subreaper (not under
+				// qemu-user, which answers EINVAL).
+				return canSubreaper(), nil
 			case "pidns":
 				// Pid 1 of a private pid namespace: TestPidNamespace.
 				return os.Getpid() == 1 && os.Getenv(nsUnitEnv) != "", nil

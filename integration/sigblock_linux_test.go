@@ -13,8 +13,8 @@ import (
 )
 
 // sigBlock is "sigblock PROGRAM ARGS...": it execs PROGRAM with SIGUSR1,
-// SIGUSR2 and SIGWINCH blocked and SIGHUP, SIGUSR2 and signal 32 ignored, as a
-// caller of multi may have them.
+// SIGUSR2 and SIGWINCH blocked and SIGHUP, SIGUSR2, 32 and 33 ignored, as
+// a caller of multi may have them.
 func sigBlock() {
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: sigblock PROGRAM ARGS...")
@@ -26,13 +26,14 @@ func sigBlock() {
 		os.Exit(2)
 	}
 	signal.Ignore(syscall.SIGHUP, syscall.SIGUSR2)
-	// Signal 32 too, as make starts its recipes: the Go runtime leaves
-	// it as it finds it, so signal.Ignore cannot, and neither can a
-	// node's exec step undo it through signal.Notify.
-	ign := [4]uint64{1} // a kernel sigaction: SIG_IGN
-	if _, _, e := syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, 32, uintptr(unsafe.Pointer(&ign[0])), 0, 8, 0, 0); e != 0 {
-		fmt.Fprintln(os.Stderr, "sigblock: ignoring signal 32:", e)
-		os.Exit(2)
+	// And 32 and 33, which os/signal cannot ignore, as make ignores them
+	// in its recipes.
+	var ign = [4]uint64{1} // a kernel sigaction: SIG_IGN, no flags, empty mask
+	for _, sig := range []uintptr{32, 33} {
+		if _, _, e := unix.RawSyscall6(unix.SYS_RT_SIGACTION, sig, uintptr(unsafe.Pointer(&ign)), 0, 8, 0, 0); e != 0 {
+			fmt.Fprintf(os.Stderr, "sigblock: signal %d: %v\n", sig, e)
+			os.Exit(2)
+		}
 	}
 	runtime.LockOSThread() // the exec happens with this thread's mask
 	var set unix.Sigset_t

@@ -1,8 +1,8 @@
 // Package testutil holds the helpers that the tests of several packages
 // share: a poll with a deadline, the root-only fixtures of the tests that
-// play another user planting links, and lock holders (the holder of a
+// play another user planting links, lock holders (the holder of a
 // pidfile's lock, a process that holds one, another process's view of
-// one). Only tests import it.
+// one) and whether an emulator runs them (Emulator). Only tests import it.
 package testutil
 
 import (
