@@ -173,7 +173,11 @@ func MakeDir(path string) error {
 // and links in the package doc), so that a rundir swapped for a link
 // cannot make root remove a file elsewhere. The error wraps [fs.ErrNotExist] when there is
 // no record.
-func RemoveRecord(rundir, name string) error {
+func RemoveRecord(rundir, name string) error { return removeRecord(rundir, name, nil) }
+
+// removeRecord is [RemoveRecord]; held, when not nil, is the node's
+// record lock file as the caller holds it.
+func removeRecord(rundir, name string, held *os.File) error {
 	if err := CheckName(name); err != nil {
 		return err
 	}
@@ -187,9 +191,12 @@ func RemoveRecord(rundir, name string) error {
 		return fmt.Errorf("record %s: %w", path, errShared)
 	}
 	if err := d.Remove(filepath.Base(path)); err != nil {
+		if held != nil {
+			removeRecordLock(d, name, held) // made by the caller's lock
+		}
 		return fmt.Errorf("record %s: %w", path, safefs.BareErr(err))
 	}
 	d.Remove(spareName(name)) // the previous record's file, if any
-	removeRecordLock(d, name)
+	removeRecordLock(d, name, held)
 	return nil
 }

@@ -27,7 +27,8 @@ func recordLockName(name string) string { return "." + name + RecordExt + ".lock
 // processes: [LockRecord] takes it, [RecordLock.Unlock] lets go. The
 // kernel lets go of it when its holder dies.
 type RecordLock struct {
-	f *os.File
+	f            *os.File
+	rundir, name string
 }
 
 // LockRecord takes the record lock of the node named name in rundir,
@@ -57,7 +58,7 @@ func LockRecord(ctx context.Context, rundir, name string) (*RecordLock, error) {
 		if err != nil && cannotWrite(err) {
 			// Nor can a record be written here: nothing to take turns
 			// on, and the write says why.
-			return &RecordLock{}, nil
+			return &RecordLock{rundir: rundir, name: name}, nil
 		}
 		if err != nil {
 			return nil, fail(err)
@@ -71,7 +72,7 @@ func LockRecord(ctx context.Context, rundir, name string) (*RecordLock, error) {
 			return nil, fail(err)
 		}
 		if !flockWorks {
-			return &RecordLock{f: f}, nil
+			return &RecordLock{f: f, rundir: rundir, name: name}, nil
 		}
 		for wait := 0; ; wait++ {
 			err := flock(f, true)
@@ -94,7 +95,7 @@ func LockRecord(ctx context.Context, rundir, name string) (*RecordLock, error) {
 		// Removed (forget) while this one waited: the lock that counts
 		// is the one on the file at the name now.
 		if d.SameFile(lname, f) {
-			return &RecordLock{f: f}, nil
+			return &RecordLock{f: f, rundir: rundir, name: name}, nil
 		}
 		f.Close()
 		if try >= 100 {
@@ -111,6 +112,17 @@ func (l *RecordLock) Unlock() error {
 	return l.f.Close()
 }
 
+// RemoveRecord removes the node's record as [RemoveRecord] does, and the
+// lock file too, as l holds it and so nobody else does. l stays held
+// until [RecordLock.Unlock]; a start that waits for it meanwhile then
+// finds the file gone and locks a new one.
+func (l *RecordLock) RemoveRecord() error {
+	if l.f == nil {
+		return RemoveRecord(l.rundir, l.name)
+	}
+	return removeRecord(l.rundir, l.name, l.f)
+}
+
 // cannotWrite reports whether err says the rundir cannot be written to
 // (read-only, not this user's, full), rather than that a file there is
 // not what it should be.
@@ -124,11 +136,18 @@ func cannotWrite(err error) bool {
 }
 
 // removeRecordLock removes the record lock file of the node named name
-// from d, unless someone holds it: it is locked first, without waiting. A
-// start that opened the file before and waits for its lock then finds it
-// gone, and locks the one at the name (see [LockRecord]).
-func removeRecordLock(d *safefs.Folder, name string) {
+// from d, unless someone else holds it: it is locked first, without
+// waiting, unless held is that file as the caller holds it. A start that
+// opened the file before and waits for its lock then finds it gone, and
+// locks the one at the name (see [LockRecord]).
+func removeRecordLock(d *safefs.Folder, name string, held *os.File) {
 	lname := recordLockName(name)
+	if held != nil {
+		if flockWorks && d.SameFile(lname, held) {
+			d.Remove(lname)
+		}
+		return
+	}
 	f, err := d.Open(lname, filepath.Join(d.Path(), lname), os.O_RDWR, 0)
 	if err != nil {
 		return
