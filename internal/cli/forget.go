@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"slices"
+	"time"
 
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -31,6 +35,40 @@ inspected, nothing is removed: stop it first.
 		}
 		code := exitOK
 		o := newOutput(c, a)
+		// A start holds a node's record lock from reading its record
+		// until it has recorded its process: forget takes it too, from
+		// before it checks the nodes until it has removed their records,
+		// so that it never removes the record of a start not yet seen
+		// running. In name order, so two forgets cannot hold each other up.
+		locks := make(map[string]*nodes.RecordLock, len(cl.Nodes))
+		defer func() {
+			for _, lk := range locks {
+				lk.Unlock()
+			}
+		}()
+		names := make([]string, 0, len(cl.Nodes))
+		for _, n := range cl.Nodes {
+			names = append(names, n.Name)
+		}
+		slices.Sort(names)
+		names = slices.Compact(names)
+		if _, err := os.Stat(cl.RunDir); errors.Is(err, fs.ErrNotExist) {
+			names = nil // no records to forget; and no rundir made to lock in
+		}
+		ctx, cancel := context.WithTimeout(c.Context, forgetLockWait)
+		defer cancel()
+		for _, name := range names {
+			lk, err := nodes.LockRecord(ctx, cl.RunDir, name)
+			if errors.Is(err, context.DeadlineExceeded) {
+				err = fmt.Errorf("record %s is being written (its lock held for over %s): try again", nodes.RecordPath(cl.RunDir, name), forgetLockWait)
+			}
+			if err != nil {
+				fmt.Fprintf(o.w, "%s: %s: %s\n", name, o.paint(red, "FAILED"), nodes.Printable(err.Error()))
+				fmt.Fprintln(c.App.ErrWriter, "multi forget: nothing forgotten")
+				return exitFailed, nil
+			}
+			locks[name] = lk
+		}
 		sts, _ := cl.Status(c.Context)
 		refused := false
 		for _, s := range sts {
@@ -56,7 +94,11 @@ inspected, nothing is removed: stop it first.
 		}
 		for _, n := range cl.Nodes {
 			path := nodes.RecordPath(cl.RunDir, n.Name)
-			switch err := nodes.RemoveRecord(cl.RunDir, n.Name); {
+			err := fmt.Errorf("record %s: %w", path, fs.ErrNotExist)
+			if lk := locks[n.Name]; lk != nil {
+				err = lk.RemoveRecord()
+			}
+			switch {
 			case errors.Is(err, fs.ErrNotExist):
 				fmt.Fprintf(o.w, "%s: %s\n", n.Name, o.paint(yellow, "no record ("+nodes.Printable(path)+")"))
 			case err != nil:
@@ -69,6 +111,11 @@ inspected, nothing is removed: stop it first.
 		return code, nil
 	})
 }
+
+// forgetLockWait bounds how long forget waits for a node's record lock:
+// a start holds it while it spawns, which for a self-locking node lasts
+// up to its lock timeout (10 s by default).
+const forgetLockWait = 15 * time.Second
 
 // forgetGrammar: without names every recorded node would be meant, too
 // much to forget by accident.
