@@ -94,8 +94,11 @@ func withLimitHint(err error) error {
 const (
 	// stepTasks is what one start through the exec step can hold at
 	// once: the step is a Go program (GOMAXPROCS=1; seen with three
-	// threads) until it execs.
-	stepTasks = 4
+	// threads natively) until it execs. Under qemu-user each step also
+	// has the emulator's own thread and, its system calls being slower,
+	// more threads of the runtime's: a budget of 4 let steps die there
+	// making a thread (TestTaskLimitNproc, 1 run in 3).
+	stepTasks = 8
 	// taskSlack is room never handed to nodes: for a count that is a
 	// moment old, and for what the kernel counts that multi does not.
 	taskSlack = 2
