@@ -74,10 +74,15 @@ func (c *Cluster) recordedProcess(n nodes.Node) nodes.Started {
 
 // signalRecorded is signalKeep of n's pidfile (for writing, in its folder
 // as dirs has it open), with the process n's record names as the holder
-// to be. A record read before a concurrent start recorded its node is
-// read once more before the holder is called a mismatch.
+// to be: the one n was resolved with ([nodes.Node.Recorded]: that record
+// is not read a second time), else the record read now. A record read
+// before a concurrent start recorded its node is read once more before
+// the holder is called a mismatch.
 func (c *Cluster) signalRecorded(n nodes.Node, sig syscall.Signal, dirs *pidfile.Folders, keep bool) (pidfile.Info, *pidfile.Handle, *os.File, error) {
-	want := c.recordedProcess(n)
+	want := n.Recorded()
+	if want.PID == 0 {
+		want = c.recordedProcess(n)
+	}
 	if want.PID == 0 {
 		if err := c.unconfirmed(n); err != nil {
 			return pidfile.Info{Path: n.PidFile}, nil, nil, err
@@ -89,6 +94,11 @@ func (c *Cluster) signalRecorded(n nodes.Node, sig syscall.Signal, dirs *pidfile
 		if again := c.recordedProcess(n); again != want {
 			if h != nil {
 				h.Close()
+			}
+			if again.PID == 0 {
+				if err := c.unconfirmed(n); err != nil {
+					return pidfile.Info{Path: n.PidFile}, nil, nil, err
+				}
 			}
 			info, h, pidfd, err = signalKeep(n.PidFile, 0, again, sig, c.stop.Group, true, dirs, keep)
 		}

@@ -110,7 +110,19 @@ type Node struct {
 	// instead of multi's exec step locking it before the exec; start then
 	// waits for the node to take the lock.
 	SelfLock bool
+
+	// recorded is the process the node's record named when Spec.Resolve
+	// read it, if the node's pidfile is the record's (see Recorded).
+	recorded Started
 }
+
+// Recorded returns the process n's record named when [Spec.Resolve] read
+// the record for n, and zero for a node not resolved from a record, a
+// record without a process, or a node given another pidfile than its
+// record's. It is what the record said then: a caller that finds the
+// pidfile held by another process reads the record again
+// ([ReadRecordStarted]) before it calls the holder a stranger.
+func (n Node) Recorded() Started { return n.recorded }
 
 // EnvNode is the environment variable that holds, for every node multi
 // starts, the node's full name, short@host (pidfile.EnvPidfile holds its

@@ -196,10 +196,16 @@ func ReadRecord(rundir, name string) (Node, error) {
 // names (zero if none).
 func ReadRecordStarted(rundir, name string) (Node, Started, error) {
 	n, r, err := readRecord(nil, rundir, name)
-	if err != nil || r.PID <= 0 || r.StartTicks == 0 {
-		return n, Started{}, err
+	n.recorded = Started{}
+	return n, r.started(), err
+}
+
+// started is the process r names, zero if none.
+func (r record) started() Started {
+	if r.PID <= 0 || r.StartTicks == 0 {
+		return Started{}
 	}
-	return n, Started{PID: r.PID, StartTicks: r.StartTicks, PidfdIno: r.PidfdIno}, nil
+	return Started{PID: r.PID, StartTicks: r.StartTicks, PidfdIno: r.PidfdIno}
 }
 
 // readRecord reads a record in the folder d already open, or with d nil in
@@ -221,7 +227,8 @@ func readRecord(d *safefs.Folder, rundir, name string) (Node, record, error) {
 		return Node{}, record{}, fmt.Errorf("record %s: name, pidfile, logfile or command missing or not valid", path)
 	}
 	return Node{Name: r.Name, Host: r.Host, Index: r.Index, Command: r.Command, Options: r.Options,
-		Dir: r.Dir, Env: r.Env, PidFile: r.PidFile, LogFile: r.LogFile, SelfLock: r.SelfLock}, r, nil
+		Dir: r.Dir, Env: r.Env, PidFile: r.PidFile, LogFile: r.LogFile, SelfLock: r.SelfLock,
+		recorded: r.started()}, r, nil
 }
 
 // ReadRecords reads every node record in rundir, ordered by index and then
@@ -233,6 +240,9 @@ func ReadRecords(rundir string) ([]Node, error) {
 	ns, err := readRecords(rundir, func(err error) { bad = append(bad, err) })
 	if err != nil {
 		return nil, err
+	}
+	for i := range ns {
+		ns[i].recorded = Started{}
 	}
 	return ns, errors.Join(bad...)
 }
@@ -346,11 +356,8 @@ func (s Spec) Resolve() ([]Node, error) {
 		if rec, ok := recorded[name]; ok {
 			return rec, nil
 		}
-		if d != nil {
-			rec, _, err := readRecord(d, rundir, name)
-			return rec, err
-		}
-		return ReadRecord(rundir, name)
+		rec, _, err := readRecord(d, rundir, name)
+		return rec, err
 	}
 	for i := range ns {
 		rec, err := read(ns[i].Name)
@@ -370,6 +377,9 @@ func (s Spec) Resolve() ([]Node, error) {
 		}
 		if !explicit[i].logfile {
 			ns[i].LogFile = rec.LogFile
+		}
+		if ns[i].PidFile == rec.PidFile {
+			ns[i].recorded = rec.recorded
 		}
 		if len(s.Command) > 0 {
 			continue

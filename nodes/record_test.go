@@ -112,3 +112,36 @@ func TestRecordStarted(t *testing.T) {
 		}
 	}
 }
+
+// TestResolveRecorded: a node resolved from its record carries the process
+// the record names (what a stop checks the lock holder against, without
+// reading the record again); not one given another pidfile, and not a
+// node read by ReadRecord or ReadRecords.
+func TestResolveRecorded(t *testing.T) {
+	t.Parallel()
+	rundir := t.TempDir()
+	ns, err := nodes.Spec{Names: []string{"w1"}, RunDir: rundir, Command: []string{"sleep", "1"}}.Nodes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := nodes.Started{PID: 1234, StartTicks: 98765, PidfdIno: 4321}
+	if err := nodes.WriteRecordStarted(rundir, ns[0], want); err != nil {
+		t.Fatal(err)
+	}
+	for _, names := range [][]string{{"w1"}, nil} {
+		got, err := nodes.Spec{Names: names, RunDir: rundir}.Resolve()
+		if err != nil || len(got) != 1 || got[0].Recorded() != want {
+			t.Errorf("Resolve of %v: %+v, %v; want w1 carrying %+v", names, got, err, want)
+		}
+	}
+	got, err := nodes.Spec{Names: []string{"w1"}, RunDir: rundir, PidFile: "/other/%n.pid"}.Resolve()
+	if err != nil || got[0].Recorded() != (nodes.Started{}) {
+		t.Errorf("Resolve with another pidfile: %+v, %v; want no recorded process", got, err)
+	}
+	if n, err := nodes.ReadRecord(rundir, "w1"); err != nil || n.Recorded() != (nodes.Started{}) {
+		t.Errorf("ReadRecord: %+v, %v; want no recorded process", n, err)
+	}
+	if rs, err := nodes.ReadRecords(rundir); err != nil || rs[0].Recorded() != (nodes.Started{}) {
+		t.Errorf("ReadRecords: %+v, %v; want no recorded process", rs, err)
+	}
+}
