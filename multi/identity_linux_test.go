@@ -29,18 +29,7 @@ func TestHolderMismatchNotSignalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	p1, p2 := holderOf(t, c.Nodes[0]), holderOf(t, c.Nodes[1])
-	alive := map[int]int{}
-	for _, pid := range []int{p1, p2} {
-		fd, err := unix.PidfdOpen(pid, 0)
-		if err != nil {
-			t.Skipf("no pidfds: %v", err)
-		}
-		alive[pid] = fd
-		t.Cleanup(func() {
-			unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
-			unix.Close(fd)
-		})
-	}
+	alive := pinProcesses(t, p1, p2)
 	if err := os.Rename(c.Nodes[1].PidFile, c.Nodes[0].PidFile); err != nil {
 		t.Fatal(err)
 	}
@@ -87,13 +76,7 @@ func TestHolderMismatchNotSignalled(t *testing.T) {
 	if err := multi.KillHeldRecorded(nil, nil, c.Nodes[0].PidFile, p2, want, syscall.SIGKILL, false); !errors.Is(err, multi.ErrHolderMismatch) {
 		t.Errorf("KillHeld with no handle: %v; want ErrHolderMismatch", err)
 	}
-	for pid, fd := range alive {
-		// A pidfd is readable once its process has exited (a zombie has).
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		if n, err := unix.Poll(fds, 0); err != nil || n != 0 {
-			t.Errorf("pid %d exited (%v); want it alive, never signalled", pid, err)
-		}
-	}
+	checkAlive(t, alive)
 }
 
 // TestHeldRecord: what a start that lost the race for its node's lock
@@ -138,6 +121,37 @@ func TestHeldRecord(t *testing.T) {
 		st, put := c.HeldRecord(n, tc.prev, p)
 		if st != tc.want || put != tc.wantPut {
 			t.Errorf("%s: %+v, %v; want %+v, %v", tc.name, st, put, tc.want, tc.wantPut)
+		}
+	}
+}
+
+// pinProcesses opens a pidfd of each pid (skipping the test where there
+// are none), killed through it when the test ends: pid -> pidfd.
+func pinProcesses(t *testing.T, pids ...int) map[int]int {
+	t.Helper()
+	alive := map[int]int{}
+	for _, pid := range pids {
+		fd, err := unix.PidfdOpen(pid, 0)
+		if err != nil {
+			t.Skipf("no pidfds: %v", err)
+		}
+		alive[pid] = fd
+		t.Cleanup(func() {
+			unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+			unix.Close(fd)
+		})
+	}
+	return alive
+}
+
+// checkAlive fails the test for each process pinned by pinProcesses that
+// has exited: a pidfd is readable once its process has (a zombie has).
+func checkAlive(t *testing.T, alive map[int]int) {
+	t.Helper()
+	for pid, fd := range alive {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if n, err := unix.Poll(fds, 0); err != nil || n != 0 {
+			t.Errorf("pid %d exited (%v); want it alive, never signalled", pid, err)
 		}
 	}
 }

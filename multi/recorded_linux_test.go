@@ -9,7 +9,6 @@ import (
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
-	"golang.org/x/sys/unix"
 )
 
 // resolved is c's nodes named names as a later command resolves them:
@@ -39,18 +38,7 @@ func TestResolvedHolderMismatch(t *testing.T) {
 	if got := r.Nodes[0].Recorded(); got.PID != p1 {
 		t.Fatalf("resolved w1 carries %+v; want pid %d", got, p1)
 	}
-	alive := map[int]int{}
-	for _, pid := range []int{p1, p2} {
-		fd, err := unix.PidfdOpen(pid, 0)
-		if err != nil {
-			t.Skipf("no pidfds: %v", err)
-		}
-		alive[pid] = fd
-		t.Cleanup(func() {
-			unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
-			unix.Close(fd)
-		})
-	}
+	alive := pinProcesses(t, p1, p2)
 	if err := os.Rename(c.Nodes[1].PidFile, c.Nodes[0].PidFile); err != nil {
 		t.Fatal(err)
 	}
@@ -59,13 +47,7 @@ func TestResolvedHolderMismatch(t *testing.T) {
 	if !errors.As(err, &he) || he.PID != p2 || he.Recorded.PID != p1 {
 		t.Fatalf("StopWait: %v; want ErrHolderMismatch, holder %d, recorded %d", err, p2, p1)
 	}
-	for pid, fd := range alive {
-		// A pidfd is readable once its process has exited (a zombie has).
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		if n, err := unix.Poll(fds, 0); err != nil || n != 0 {
-			t.Errorf("pid %d exited (%v); want it alive, never signalled", pid, err)
-		}
-	}
+	checkAlive(t, alive)
 }
 
 // TestResolvedRecordStale: a node restarted after its nodes were resolved
