@@ -77,6 +77,9 @@ func TestTaskLimitNproc(t *testing.T) {
 		mustOK(t, os.Chown(rundir, uid, uid))
 		cmd := exec.Command(bash, "-c", fmt.Sprintf(`ulimit -u %d && exec "$@"`, c.limit), "bash", bin, "start", strconv.Itoa(c.nodes), "--", "sleep", "1000")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
+		// The nodes' working folder is the user's own rundir, not the
+		// checkout, which the user may not reach (a clone in a 0700 folder).
+		cmd.Dir = rundir
 		code, out := runLimited(t, cmd, rundir)
 		checkLimited(t, code, out, rundir, c.nodes, fmt.Sprintf("RLIMIT_NPROC (ulimit -u) %d of uid %d", c.limit, uid))
 		if procs := uidProcs(uid); len(procs) != countStarted(out) {
