@@ -28,9 +28,6 @@ import (
 // is still this process's, unreaped: the caller checks it again when the
 // settle window ends ([child.recheck]) and then lets it go.
 func spawn(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Duration) (*child, error) {
-	if ch, err, ok := spawnFork(n, env); ok {
-		return ch, withLimitHint(err)
-	}
 	self, err := selfExe()
 	if err != nil {
 		return nil, err

@@ -3,7 +3,6 @@ package testhooks
 import (
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
@@ -20,8 +19,7 @@ const (
 	// process opens, and so waits on: only the first, as a start writes
 	// the record again once its node runs.
 	EnvRecordWait = "_MULTI_TEST_RECORD_WAIT"
-	// EnvStepWait names a FIFO that a node's exec step ([StepWait]) or
-	// forked child ([Fork]) opens, and so waits on, its pidfile locked:
+	// EnvStepWait names a FIFO that a node's exec step ([StepWait]) opens, and so waits on, its pidfile locked:
 	// tests kill multi start there. The node never sees it.
 	EnvStepWait = "_MULTI_TEST_STEP_WAIT"
 )
@@ -39,7 +37,6 @@ func Enable() {
 		MarkBrief = func() { touch(os.Getenv(EnvBriefMark)) }
 		RecordWait = recordWait
 		StepWait = stepWait
-		Fork = fork
 	})
 }
 
@@ -73,24 +70,6 @@ func stepWait() {
 	p := os.Getenv(EnvStepWait)
 	os.Unsetenv(EnvStepWait) // the node's environment is this process's
 	openFIFO(p)
-}
-
-func fork(env []string) (rest []string, fifo string, step bool) {
-	rest = make([]string, 0, len(env))
-	hold := ""
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case EnvStepWait:
-			fifo = v // the last one, as for any variable
-			continue
-		case EnvHoldLock:
-			hold = v
-		}
-		rest = append(rest, kv)
-	}
-	// The hold is inside pidfile.Acquire, which only the exec step runs.
-	return rest, fifo, hold != ""
 }
 
 // openFIFO opens path for writing, which waits for a reader when it is a

@@ -20,12 +20,6 @@ var (
 	// StepWait runs in a node's exec step, its pidfile locked, before
 	// the logfile is opened.
 	StepWait func()
-	// Fork is asked before the fork path starts a node, with the node's
-	// environment: it returns that environment without the hooks' own
-	// variables, the FIFO the child opens for writing (so waits on) before
-	// its exec, "" for none, and step true when a hook that acts only in
-	// the exec step is set, which must then start the node.
-	Fork func(env []string) (rest []string, fifo string, step bool)
 
 	// BeforePin runs between the lock test that named pid and the pidfd
 	// that pins it, before a signal.
