@@ -11,11 +11,12 @@ package multi_test
 
 import (
 	"context"
-	"github.com/multi-launcher/multi/internal/testutil"
 	"strconv"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/multi-launcher/multi/internal/testutil"
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"

@@ -5,26 +5,31 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
-
-// errNotRunning: nothing holds the node's lock, so there is nothing to
-// signal. It is what the signal path finds, not a verb's failure: no verb
-// returns it. Stop, StopWait, Kill and Send treat a node that is not
-// running as done, as LSB init scripts treat stopping a stopped service:
-// its Result has Err nil, PID 0 and Outcome NotRunning (StaleRemoved when a
-// stale pidfile was removed).
-var errNotRunning = errors.New("not running")
 
 // Errors that callers test with [errors.Is] on a [*NodeError] or on the
 // joined error a verb returns.
 var (
+	// ErrUnsafePID: the kernel named a pid that must never be signalled
+	// (<= 1, or this process).
+	ErrUnsafePID = pin.ErrUnsafePID
+	// ErrElsewhere: the lock is held by a process that cannot be named from
+	// here (another pid namespace); it is not signalled.
+	ErrElsewhere = pin.ErrElsewhere
+	// ErrOwnNode: the node's lock is held by the calling process itself (a
+	// program that locked the pidfile with pidfile.Acquire or OwnFromEnv
+	// and drives a Cluster too): nothing is signalled, and the lock is
+	// kept.
+	ErrOwnNode = pin.ErrOwnNode
+	// ErrHolderMismatch: the node's pidfile is locked, but not by the
+	// process the node's record names (the pidfile was replaced, say by
+	// another node's); nothing is signalled, and the error names both pids.
+	ErrHolderMismatch = pin.ErrHolderMismatch
 	// ErrAlreadyRunning: start found the node's pidfile locked by a live
 	// process.
 	ErrAlreadyRunning = pidfile.ErrAlreadyRunning
-	// ErrElsewhere: the lock is held by a process that cannot be named from
-	// here (another pid namespace); it is not signalled.
-	ErrElsewhere = errors.New("running in another pid namespace (not signalled)")
 	// ErrDuplicateNode: two nodes of one Cluster have the same name or
 	// the same pidfile (the nodes of two Specs appended, say, which
 	// [nodes.Join] refuses already), so they would race for one
@@ -42,9 +47,6 @@ var (
 	// ErrRollingHalted: a rolling Restart stopped at a node that did not
 	// come up again, and left this node as it was.
 	ErrRollingHalted = errors.New("not restarted: the rolling restart halted")
-	// ErrUnsafePID: the kernel named a pid that must never be signalled
-	// (<= 1, or this process).
-	ErrUnsafePID = errors.New("refusing to signal pid")
 	// ErrExitedAtOnce: the node's command exited before start could see it
 	// holding its lock.
 	ErrExitedAtOnce = errors.New("exited at once")
@@ -58,11 +60,6 @@ var (
 	// ErrStopSignal: StopWait or Restart was asked to send a signal that
 	// stops a process without ending it, so the wait could never end.
 	ErrStopSignal = errors.New("a stop signal never ends a node; the wait would never end")
-	// ErrOwnNode: the node's lock is held by the calling process itself (a
-	// program that locked the pidfile with pidfile.Acquire or OwnFromEnv
-	// and drives a Cluster too): nothing is signalled, and the lock is
-	// kept.
-	ErrOwnNode = errors.New("the calling process's own node")
 	// ErrStopping: Start found the node's recorded process exiting, its
 	// lock let go, and still exiting after a while: started now, the node
 	// would run beside it.

@@ -6,6 +6,8 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/multi-launcher/multi/internal/pin"
+
 	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -15,14 +17,14 @@ import (
 var Confirm = confirm
 
 // ErrNotRunning is what the signal path finds when nothing holds a lock.
-var ErrNotRunning = errNotRunning
+var ErrNotRunning = pin.ErrNotRunning
 
 // ExitCode is the exit code a failed start gives a run.
 var ExitCode = errExitCode
 
-// SignalNode is signalNode, returning the pid it signalled (or found).
+// SignalNode is pin.SignalNode, returning the pid it signalled (or found).
 func SignalNode(path string, expect int, sig syscall.Signal, group bool) (int, error) {
-	info, err := signalNode(path, expect, sig, group)
+	info, err := pin.SignalNode(path, expect, sig, group)
 	return info.PID, err
 }
 
@@ -33,16 +35,16 @@ func SetTestHookBeforePin(f func(pid int)) (restore func()) {
 	return func() { testhooks.BeforePin = nil }
 }
 
-// KillHeld is killHeld, with no record to check the holder against: a
+// KillHeld is pin.KillHeld, with no record to check the holder against: a
 // SIGKILL round's signal on a handle and a pidfd kept from the first
 // signal.
 func KillHeld(h *pidfile.Handle, pidfd *os.File, path string, expect int, sig syscall.Signal, group bool) error {
-	return killHeld(h, pidfd, path, expect, nodes.Started{}, sig, group)
+	return pin.KillHeld(h, pidfd, path, expect, nodes.Started{}, sig, group)
 }
 
-// KillHeldRecorded is killHeld with the process the node's record names,
+// KillHeldRecorded is pin.KillHeld with the process the node's record names,
 // want, to check the holder against.
-var KillHeldRecorded = killHeld
+var KillHeldRecorded = pin.KillHeld
 
 // HeldRecord is heldRecord: what a start that found n held by pid puts
 // back in n's record (put false: nothing).

@@ -2,60 +2,15 @@ package multi
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"syscall"
-	"time"
+
+	"github.com/multi-launcher/multi/internal/pin"
 
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/multi-launcher/multi/waiter"
 )
-
-// ErrHolderMismatch: the node's pidfile is locked, but not by the process
-// the node's record names (the pidfile was replaced, say by another
-// node's); nothing is signalled. See [HolderError].
-var ErrHolderMismatch = errors.New("the lock holder is not the process the node's record names")
-
-// A HolderError reports a node whose pidfile is locked by a process other
-// than the one its record names: the holder's pid, pinned, is not the
-// recorded one, or has another start time, or (where the kernel has pidfs)
-// another pidfd inode. A node is its lock holder and its record together;
-// a holder the record does not name is not signalled.
-type HolderError struct {
-	Node    string
-	PidFile string
-	// PID and Started: the lock holder, as this pid namespace names it.
-	PID     int
-	Started time.Time
-	// Recorded is the process the node's record names.
-	Recorded nodes.Started
-}
-
-func (e *HolderError) Error() string {
-	return fmt.Sprintf("pidfile %s is locked by pid %d%s, not by pid %d%s that the record of %s names; not signalled (was the pidfile replaced?)",
-		e.PidFile, e.PID, startedText(e.Started), e.Recorded.PID,
-		startedText(nodes.Proc{StartTicks: e.Recorded.StartTicks}.Start()), e.Node)
-}
-
-// Is makes errors.Is(err, ErrHolderMismatch) true.
-func (e *HolderError) Is(target error) bool { return target == ErrHolderMismatch }
-
-func startedText(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return " (started " + t.Format(time.DateTime) + ")"
-}
-
-// holderError reports that pid, the lock holder, is not want.
-func holderError(pid int, want nodes.Started) *HolderError {
-	e := &HolderError{PID: pid, Recorded: want}
-	if p, err := nodes.ReadProc(pid); err == nil {
-		e.Started = p.Start()
-	}
-	return e
-}
 
 // recordedProcess returns the process n's record names, which the lock
 // holder must be before it is signalled. It is zero, and any holder is
@@ -72,7 +27,7 @@ func (c *Cluster) recordedProcess(n nodes.Node) nodes.Started {
 	return st
 }
 
-// signalRecorded is signalKeep of n's pidfile (for writing, in its folder
+// signalRecorded is pin.SignalKeep of n's pidfile (for writing, in its folder
 // as dirs has it open), with the process n's record names as the holder
 // to be: the one n was resolved with ([nodes.Node.Recorded]: that record
 // is not read a second time), else the record read now. A record read
@@ -88,8 +43,8 @@ func (c *Cluster) signalRecorded(n nodes.Node, sig syscall.Signal, dirs *pidfile
 			return pidfile.Info{Path: n.PidFile}, nil, nil, err
 		}
 	}
-	info, h, pidfd, err := signalKeep(n.PidFile, 0, want, sig, c.stop.Group, true, dirs, keep)
-	var he *HolderError
+	info, h, pidfd, err := pin.SignalKeep(n.PidFile, 0, want, sig, c.stop.Group, true, dirs, keep)
+	var he *pin.HolderError
 	if errors.As(err, &he) {
 		if again := c.recordedProcess(n); again != want {
 			if h != nil {
@@ -100,7 +55,7 @@ func (c *Cluster) signalRecorded(n nodes.Node, sig syscall.Signal, dirs *pidfile
 					return pidfile.Info{Path: n.PidFile}, nil, nil, err
 				}
 			}
-			info, h, pidfd, err = signalKeep(n.PidFile, 0, again, sig, c.stop.Group, true, dirs, keep)
+			info, h, pidfd, err = pin.SignalKeep(n.PidFile, 0, again, sig, c.stop.Group, true, dirs, keep)
 		}
 	}
 	if errors.As(err, &he) {
@@ -109,12 +64,12 @@ func (c *Cluster) signalRecorded(n nodes.Node, sig syscall.Signal, dirs *pidfile
 	return info, h, pidfd, err
 }
 
-// killRecorded is killHeld (the SIGKILL round) of t, n's target, with the
+// killRecorded is pin.KillHeld (the SIGKILL round) of t, n's target, with the
 // process n's record names as the holder to be when the pidfile must be
 // opened again.
 func (c *Cluster) killRecorded(n nodes.Node, t waiter.Target, sig syscall.Signal) error {
-	err := killHeld(t.Handle, t.Pidfd, t.Path, t.PID, c.recordedProcess(n), sig, c.stop.Group)
-	var he *HolderError
+	err := pin.KillHeld(t.Handle, t.Pidfd, t.Path, t.PID, c.recordedProcess(n), sig, c.stop.Group)
+	var he *pin.HolderError
 	if errors.As(err, &he) {
 		he.Node = n.Name
 	}
@@ -136,22 +91,8 @@ func (c *Cluster) heldRecord(n nodes.Node, prev nodes.Started, pid int) (st node
 	if prev.PID == 0 {
 		return prev, true
 	}
-	if _, ok := recordedRuns(prev); ok {
+	if _, ok := pin.RecordedRuns(prev); ok {
 		return prev, true
 	}
 	return nodes.Started{}, true
-}
-
-// procIs reports whether pid, with the start time /proc gives it, is the
-// process want names: the check where no pidfd inode can be compared.
-// Where /proc cannot be read for start times, the pid alone.
-func procIs(pid int, want nodes.Started) bool {
-	if pid != want.PID {
-		return false
-	}
-	p, err := nodes.ReadProc(pid)
-	if errors.Is(err, errors.ErrUnsupported) {
-		return true
-	}
-	return err == nil && p.StartTicks == want.StartTicks
 }

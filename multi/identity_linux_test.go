@@ -10,9 +10,11 @@ import (
 	"syscall"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
-	"golang.org/x/sys/unix"
 )
 
 // TestHolderMismatchNotSignalled: w2's pidfile renamed over w1's (a user
@@ -55,7 +57,7 @@ func TestHolderMismatchNotSignalled(t *testing.T) {
 			t.Errorf("%s: %v; want ErrHolderMismatch", v.name, err)
 			continue
 		}
-		var he *multi.HolderError
+		var he *pin.HolderError
 		if !errors.As(err, &he) || he.Node != "w1" || he.PidFile != c.Nodes[0].PidFile || he.PID != p2 || he.Recorded.PID != p1 {
 			t.Errorf("%s: %#v; want w1, its pidfile, holder %d, recorded %d", v.name, he, p2, p1)
 		}

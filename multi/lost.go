@@ -2,12 +2,12 @@ package multi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"syscall"
 	"time"
 
-	"github.com/multi-launcher/multi/internal/testhooks"
+	"github.com/multi-launcher/multi/internal/pin"
+
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
@@ -23,19 +23,13 @@ func (c *Cluster) lostCandidate(n nodes.Node, info pidfile.Info) (nodes.Started,
 	if err != nil || st.PID == 0 || rec.PidFile != n.PidFile {
 		return nodes.Started{}, false
 	}
-	// Never a candidate, so never reported lost; signalLost checks again
+	// Never a candidate, so never reported lost; pin.SignalLost checks again
 	// before it pins one.
-	if _, err := checkPID(st.PID); err != nil {
+	if _, err := pin.CheckPID(st.PID); err != nil {
 		return nodes.Started{}, false
 	}
 	return st, true
 }
-
-// exitGrace is how long a process that has released its node's lock (and
-// removed its pidfile), and has not begun to exit, is given to exit before
-// it is called lost: a self-locking node releases its lock and then exits
-// (Lock.Release, then os.Exit), a moment apart.
-const exitGrace = time.Second
 
 // lostProc returns a [LostError] if n is lost: nothing holds its lock, but
 // the process its record names runs, with the same start time, and goes
@@ -45,7 +39,7 @@ const exitGrace = time.Second
 // A process on its way out is not lost but stopping: the kernel drops a
 // process's locks early in its exit, and a self-locking node releases its
 // lock just before it exits. So the recorded process is waited for
-// (through a pidfd, while ctx lasts; see [waitOnItsWay]): up to exitGrace
+// (through a pidfd, while ctx lasts; see [pin.WaitOnItsWay]): up to pin.ExitGrace
 // when its pidfile is gone, up to exitingWait if it has begun to exit
 // (PF_EXITING). Gone by then, the node is neither lost nor stopping; still
 // exiting, lostProc returns its pid as stopping.
@@ -54,14 +48,14 @@ func (c *Cluster) lostProc(ctx context.Context, n nodes.Node, info pidfile.Info,
 	if !ok {
 		return nil, 0
 	}
-	p, ok := recordedRuns(st)
+	p, ok := pin.RecordedRuns(st)
 	if !ok {
 		return nil, 0
 	}
-	if waitOnItsWay(ctx, st, p, info.State == pidfile.Absent, exitingWait) {
+	if pin.WaitOnItsWay(ctx, st, p, info.State == pidfile.Absent, exitingWait) {
 		return nil, 0
 	}
-	p, ok = recordedRuns(st)
+	p, ok = pin.RecordedRuns(st)
 	switch {
 	case !ok:
 		return nil, 0
@@ -69,31 +63,6 @@ func (c *Cluster) lostProc(ctx context.Context, n nodes.Node, info pidfile.Info,
 		return nil, st.PID
 	}
 	return &LostError{PID: st.PID, Started: p.Start()}, 0
-}
-
-// waitOnItsWay waits for process st (read as p), which has let go of its
-// node's lock, to exit: up to exitGrace if it released the lock cleanly
-// (released: its pidfile removed, as Lock.Release does), or up to
-// exitingWait once it has begun to exit (PF_EXITING), while ctx lasts. It
-// reports whether it exited (a zombie has). One that is neither (its
-// pidfile left stale, the lock dropped while it runs) is not waited for.
-func waitOnItsWay(ctx context.Context, st nodes.Started, p nodes.Proc, released bool, exitingWait time.Duration) bool {
-	var wait time.Duration
-	if released {
-		wait = exitGrace
-	}
-	if p.Exiting() {
-		wait = max(wait, exitingWait)
-	}
-	if wait == 0 {
-		return false
-	}
-	if h := testhooks.OnItsWay; h != nil {
-		h(st.PID)
-	}
-	wctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	return waitLost(wctx, st) == nil
 }
 
 // stoppingError is a node whose process let go of its lock and is still
@@ -109,17 +78,17 @@ func (c *Cluster) awaitLost(ctx context.Context, op string, r *Result, sig sysca
 	if timeout > 0 && sig != syscall.SIGKILL {
 		wctx, cancel = context.WithTimeout(ctx, timeout)
 	}
-	err := waitLost(wctx, r.lost)
+	err := pin.WaitLost(wctx, r.lost)
 	cancel()
 	killed := false
 	if err != nil && ctx.Err() == nil && timeout > 0 && sig != syscall.SIGKILL {
-		if _, kerr := signalLost(r.lost, syscall.SIGKILL); kerr != nil {
+		if _, kerr := pin.SignalLost(r.lost, syscall.SIGKILL); kerr != nil {
 			r.fail(op, kerr)
 			return
 		}
 		r.KilledAfter = timeout
 		killed = true
-		err = waitLost(ctx, r.lost)
+		err = pin.WaitLost(ctx, r.lost)
 	}
 	if err != nil {
 		r.fail(op, fmt.Errorf("still running (pid %d): %w", r.PID, err))
@@ -130,10 +99,6 @@ func (c *Cluster) awaitLost(ctx context.Context, op string, r *Result, sig sysca
 		r.Outcome = KilledAfterTimeout
 	}
 }
-
-// errNoPidfd: a lost process is signalled only through a pidfd, pinned
-// before its start time is checked; without pidfds it is not signalled.
-var errNoPidfd = errors.New("no pidfd to pin the lost process with (not signalled)")
 
 // lostOne deals with a node whose lock nobody holds but whose recorded
 // process may run (see [LostError]), and reports whether it did: without
@@ -155,9 +120,9 @@ func (c *Cluster) lostOne(r *Result, op string, sig syscall.Signal, info pidfile
 	if !ok {
 		return false
 	}
-	// signalLost makes the only start-time check that counts: after the
+	// pin.SignalLost makes the only start-time check that counts: after the
 	// pidfd pins the process.
-	sent, err := signalLost(st, sig)
+	sent, err := pin.SignalLost(st, sig)
 	if err != nil {
 		r.PID = st.PID
 		r.fail(op, err)

@@ -102,7 +102,7 @@
 // is checked once, where it was read, and kill(2) takes only checked pids.
 // When the node's record names a process, the pinned holder must be that
 // process (its pidfd inode, or pid and start time): else the node fails
-// with a [*HolderError] and nothing is signalled.
+// with a [*pin.HolderError] and nothing is signalled.
 //
 // # Waiting
 //

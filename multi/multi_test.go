@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -327,26 +326,6 @@ func TestRestart(t *testing.T) {
 	}
 	if _, err := c.StopWait(t.Context(), multi.StopOptions{}); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestParseSignal(t *testing.T) {
-	t.Parallel()
-	good := map[string]syscall.Signal{"KILL": syscall.SIGKILL, "SIGKILL": syscall.SIGKILL, "kill": syscall.SIGKILL,
-		"9": syscall.SIGKILL, "HUP": syscall.SIGHUP, "TERM": syscall.SIGTERM, "15": syscall.SIGTERM}
-	maps.Copy(good, unixSignals)
-	for in, want := range good {
-		if got, err := multi.ParseSignal(in); err != nil || got != want {
-			t.Errorf("ParseSignal(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "0", "-9", "NOPE", "SIG", "99999999999", "9x", "1000"} {
-		if _, err := multi.ParseSignal(bad); err == nil {
-			t.Errorf("ParseSignal(%q) succeeded", bad)
-		}
-	}
-	if multi.SignalName(syscall.SIGKILL) != "KILL" {
-		t.Errorf("SignalName(SIGKILL) = %q", multi.SignalName(syscall.SIGKILL))
 	}
 }
 

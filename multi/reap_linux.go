@@ -4,8 +4,9 @@ import (
 	"os"
 	"os/exec"
 
-	"github.com/multi-launcher/multi/nodes"
 	"golang.org/x/sys/unix"
+
+	"github.com/multi-launcher/multi/nodes"
 )
 
 // reap collects the exit status of a node this process started, when it

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/multi-launcher/multi/internal/pin"
+
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -202,11 +204,11 @@ func (rp *reaper) signalKid(pid int, sig syscall.Signal) error {
 	defer rp.mu.Unlock()
 	k := rp.kids[pid]
 	if k == nil {
-		return errNotRunning
+		return pin.ErrNotRunning
 	}
 	select {
 	case <-k.done:
-		return errNotRunning
+		return pin.ErrNotRunning
 	default:
 	}
 	if pid <= 1 || pid == os.Getpid() {

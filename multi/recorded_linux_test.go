@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -43,7 +44,7 @@ func TestResolvedHolderMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := r.StopWait(ctx, multi.StopOptions{})
-	var he *multi.HolderError
+	var he *pin.HolderError
 	if !errors.As(err, &he) || he.PID != p2 || he.Recorded.PID != p1 {
 		t.Fatalf("StopWait: %v; want ErrHolderMismatch, holder %d, recorded %d", err, p2, p1)
 	}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/pin"
+
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/waiter"
 )
@@ -154,7 +156,7 @@ func (c *Cluster) awaitGone(ctx context.Context, r *Result) {
 	}
 	wctx, cancel := context.WithTimeout(ctx, goneWait)
 	defer cancel()
-	waitLost(wctx, st)
+	pin.WaitLost(wctx, st)
 }
 
 // startable says why n's command could not be started again as it is

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"syscall"
 	"time"
+
+	"github.com/multi-launcher/multi/internal/pin"
 )
 
 // nodeExited takes in the exit of a node's process, from the reaper.
@@ -154,7 +156,7 @@ func (r *run) stopDirect(rn *runNode) {
 		r.logf("%s: cannot signal its process (pid %d) either: %v", rn.n.Name, pid, err)
 		return
 	}
-	r.logf("%s: not stopped through its pidfile; sent %s to its process (pid %d), the run's own child", rn.n.Name, SignalName(r.c.signal()), pid)
+	r.logf("%s: not stopped through its pidfile; sent %s to its process (pid %d), the run's own child", rn.n.Name, pin.SignalName(r.c.signal()), pid)
 	rn.direct = time.AfterFunc(r.c.stop.Timeout, func() {
 		r.post(func() {
 			rn.direct = nil

@@ -10,9 +10,10 @@ import (
 	"testing"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/nodes"
-	"golang.org/x/sys/unix"
 )
 
 // Run, called as a library, gives the calling process back as it found

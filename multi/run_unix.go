@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/pin"
+
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -324,13 +326,13 @@ func (r *run) signal(sig syscall.Signal) {
 	case syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT:
 		r.stopSignals++
 		if r.stopSignals == 1 {
-			r.requestStop("got " + SignalName(sig))
+			r.requestStop("got " + pin.SignalName(sig))
 			return
 		}
-		r.logf("got %s again: killing every node", SignalName(sig))
+		r.logf("got %s again: killing every node", pin.SignalName(sig))
 		for _, rn := range r.nodes {
 			if rn.pid > 0 {
-				if _, err := signalNode(rn.n.PidFile, rn.pid, syscall.SIGKILL, r.c.stop.Group); err != nil && !errors.Is(err, errNotRunning) {
+				if _, err := pin.SignalNode(rn.n.PidFile, rn.pid, syscall.SIGKILL, r.c.stop.Group); err != nil && !errors.Is(err, pin.ErrNotRunning) {
 					r.logf("%s: %v", rn.n.Name, err)
 					// Its own child all the same (see stopDirect).
 					if r.rp.signalKid(rn.pid, syscall.SIGKILL) == nil {
@@ -347,8 +349,8 @@ func (r *run) signal(sig syscall.Signal) {
 		if rn.pid <= 0 {
 			continue
 		}
-		if _, err := signalNode(rn.n.PidFile, rn.pid, sig, r.c.stop.Group); err != nil && !errors.Is(err, errNotRunning) {
-			r.logf("%s: forwarding %s: %v", rn.n.Name, SignalName(sig), err)
+		if _, err := pin.SignalNode(rn.n.PidFile, rn.pid, sig, r.c.stop.Group); err != nil && !errors.Is(err, pin.ErrNotRunning) {
+			r.logf("%s: forwarding %s: %v", rn.n.Name, pin.SignalName(sig), err)
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/multi-launcher/multi/internal/pin"
 )
 
 // inChild runs the test named name again in a child process with env set,
@@ -131,7 +133,7 @@ func TestEndsNode(t *testing.T) {
 		{"restart", syscall.SIGTERM, true},
 	} {
 		if got := endsNode(c.op, c.sig); got != c.want {
-			t.Errorf("endsNode(%s, %s) = %v; want %v", c.op, SignalName(c.sig), got, c.want)
+			t.Errorf("endsNode(%s, %s) = %v; want %v", c.op, pin.SignalName(c.sig), got, c.want)
 		}
 	}
 }

@@ -14,11 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
-	"golang.org/x/sys/unix"
 )
 
 // selfNodeEnv makes the test binary, at init, a self-locking node: "own"

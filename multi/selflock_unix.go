@@ -10,10 +10,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/pin"
+
+	"golang.org/x/sys/unix"
+
 	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
-	"golang.org/x/sys/unix"
 )
 
 // DefaultLockTimeout is how long Start waits for a self-locking node to
@@ -115,13 +118,13 @@ func otherHolder(n nodes.Node, pid int) error {
 // names no other process) and its whole session's group, which it leads
 // from the exec step's setsid: what it forked goes too.
 func killChild(pid int) {
-	p, err := checkPID(pid)
+	p, err := pin.CheckPID(pid)
 	if err != nil {
 		return
 	}
-	if g, err := checkGroupLeader(p); err == nil {
-		killGroup(g, syscall.SIGKILL)
+	if g, err := pin.CheckGroupLeader(p); err == nil {
+		pin.KillGroup(g, syscall.SIGKILL)
 		return
 	}
-	killPID(p, syscall.SIGKILL)
+	pin.KillPID(p, syscall.SIGKILL)
 }

@@ -22,7 +22,7 @@ var ErrUnconfirmedHolder = errors.New("lock holder not confirmed by the node's r
 // if it is the process n's record names ([Cluster.signalRecorded]'s
 // check), the record being in a rundir nobody else can write to (records
 // in a shared rundir are not read, so none names a process). nil when
-// n's folder is not such a folder, or nothing holds the lock (signalKeep
+// n's folder is not such a folder, or nothing holds the lock (pin.SignalKeep
 // then says what it finds).
 func (c *Cluster) unconfirmed(n nodes.Node) error {
 	if !c.AllowSharedFolders || !nodes.SharedFolder(filepath.Dir(n.PidFile)) {

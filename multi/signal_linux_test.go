@@ -14,9 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes/pidfile"
-	"golang.org/x/sys/unix"
 )
 
 // The holder F_GETLK names lets go of the lock before it is pinned, and
@@ -121,13 +123,13 @@ func TestStopWaitRefusesStopSignal(t *testing.T) {
 	defer cancel()
 	for _, sig := range []syscall.Signal{syscall.SIGSTOP, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU} {
 		if _, err := c.StopWait(ctx, multi.StopOptions{Signal: sig}); !errors.Is(err, multi.ErrStopSignal) {
-			t.Errorf("StopWait -%s: %v; want ErrStopSignal", multi.SignalName(sig), err)
+			t.Errorf("StopWait -%s: %v; want ErrStopSignal", pin.SignalName(sig), err)
 		}
 		if _, err := c.Restart(ctx, multi.RestartOptions{Stop: multi.StopOptions{Signal: sig}}); !errors.Is(err, multi.ErrStopSignal) {
-			t.Errorf("Restart -%s: %v; want ErrStopSignal", multi.SignalName(sig), err)
+			t.Errorf("Restart -%s: %v; want ErrStopSignal", pin.SignalName(sig), err)
 		}
 		if exited(pid) || procState(pid) == 'T' || holderOf(t, c.Nodes[0]) != pid {
-			t.Fatalf("-%s: node pid %d was signalled", multi.SignalName(sig), pid)
+			t.Fatalf("-%s: node pid %d was signalled", pin.SignalName(sig), pid)
 		}
 	}
 }

@@ -16,9 +16,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/pin"
+
+	"golang.org/x/sys/unix"
+
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
-	"golang.org/x/sys/unix"
 )
 
 // spawn starts node n through the exec step and returns it once the node
@@ -229,7 +232,7 @@ func (ch *child) confirm() (*os.Process, error) {
 
 // onItsWay reports whether pid, this process's unreaped child whose lock
 // is not held (its pidfile gone, if released), was on its way out and has exited, waited for as
-// [waitOnItsWay] does: a node that has begun to exit, or has released its
+// [pin.WaitOnItsWay] does: a node that has begun to exit, or has released its
 // lock and removed its pidfile (a self-locking node's Lock.Release) just
 // before it exits, stopped in its settle window by someone else. Such a
 // node is not killed mid-exit.
@@ -238,7 +241,7 @@ func onItsWay(pid int, released bool) bool {
 	if err != nil {
 		return false
 	}
-	return waitOnItsWay(context.Background(), nodes.Started{PID: pid, StartTicks: p.StartTicks}, p, released, goneWait)
+	return pin.WaitOnItsWay(context.Background(), nodes.Started{PID: pid, StartTicks: p.StartTicks}, p, released, goneWait)
 }
 
 // seeLog is where the node's output went: its logfile, or under Run,
@@ -253,7 +256,7 @@ func seeLog(cmd *exec.Cmd, n nodes.Node) string {
 // describeExit says how a process ended: "exit status 3", "killed by KILL".
 func describeExit(ws syscall.WaitStatus) string {
 	if ws.Signaled() {
-		return "killed by " + SignalName(ws.Signal())
+		return "killed by " + pin.SignalName(ws.Signal())
 	}
 	return fmt.Sprintf("exit status %d", ws.ExitStatus())
 }

@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/pin"
+
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/multi-launcher/multi/waiter"
@@ -333,7 +335,7 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 	// record is synced like the first write: a node never leaves a
 	// half-written record, and on a tmpfs such as /run it costs nothing.
 	var mine nodes.Started
-	if st, err := identify(ch.pid); err == nil {
+	if st, err := pin.Identify(ch.pid); err == nil {
 		if err := nodes.WriteRecordStarted(rundir, n, st); err != nil {
 			r.recordErr(fmt.Errorf("could not record the node's process: %w", err))
 		} else {

@@ -14,10 +14,11 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
-	"golang.org/x/sys/unix"
 )
 
 // stepEnv marks a process started as the exec step of one node. The step

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/pin"
+
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/multi-launcher/multi/waiter"
 )
@@ -202,8 +204,8 @@ func (s *stopWaiter) signal(ctx context.Context, r *Result) (bool, *pidfile.Hand
 		r.fail(s.op, err)
 		return false, nil, nil
 	}
-	if IsStopSignal(s.sig) {
-		r.fail(s.op, fmt.Errorf("%w (%s)", ErrStopSignal, SignalName(s.sig)))
+	if pin.IsStopSignal(s.sig) {
+		r.fail(s.op, fmt.Errorf("%w (%s)", ErrStopSignal, pin.SignalName(s.sig)))
 		return false, nil, nil
 	}
 	ok, h, pidfd := s.c.signalOne(r, s.op, s.sig, s.dirs, s.keep > 0)
@@ -245,7 +247,7 @@ func (s *stopWaiter) done(killed bool) func(waiter.Target, error) {
 
 // escalate SIGKILLs, through their locks, the processes still holding them
 // when the timeout ran out: left, the targets not over, on the handles and
-// pidfds they still have open (see [killHeld]). It returns those to wait
+// pidfds they still have open (see [pin.KillHeld]). It returns those to wait
 // for again.
 func (s *stopWaiter) escalate(left []waiter.Target) []waiter.Target {
 	var again []waiter.Target
@@ -253,7 +255,7 @@ func (s *stopWaiter) escalate(left []waiter.Target) []waiter.Target {
 		s.mu.Lock()
 		r := s.byPath[t.Path]
 		s.mu.Unlock()
-		if err := s.c.killRecorded(r.Node, t, syscall.SIGKILL); err != nil && !errors.Is(err, errNotRunning) {
+		if err := s.c.killRecorded(r.Node, t, syscall.SIGKILL); err != nil && !errors.Is(err, pin.ErrNotRunning) {
 			closeTarget(t)
 			r.fail(s.op, err)
 			s.mu.Lock()
@@ -300,7 +302,7 @@ func (s *stopWaiter) giveUp(err error) {
 //
 // The holder is signalled only if it is the process the node's record
 // names, when the record names one ([Cluster.recordedProcess]); else r
-// fails with a [*HolderError].
+// fails with a [*pin.HolderError].
 func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal, dirs *pidfile.Folders, keep bool) (bool, *pidfile.Handle, *os.File) {
 	c.untagRun(r.Node.Name, op, sig) // before the signal: see runTagExt
 	info, h, pidfd, err := c.signalRecorded(r.Node, sig, dirs, keep)
@@ -308,7 +310,7 @@ func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal, dirs *pidf
 		defer h.Close()
 	}
 	switch {
-	case errors.Is(err, errNotRunning):
+	case errors.Is(err, pin.ErrNotRunning):
 		if c.lostOne(r, op, sig, info) {
 			return r.Err == nil, nil, nil
 		}

@@ -4,7 +4,6 @@ package multi_test
 
 import (
 	"os"
-	"syscall"
 )
 
 // killGroup kills a leftover node in a test's cleanup; without process
@@ -14,6 +13,3 @@ func killGroup(pid int) {
 		p.Kill()
 	}
 }
-
-// unixSignals: none here.
-var unixSignals = map[string]syscall.Signal{}

@@ -7,6 +7,3 @@ import "syscall"
 // killGroup SIGKILLs the process group a leftover node leads (it ran
 // setsid), in a test's cleanup.
 func killGroup(pid int) { syscall.Kill(-pid, syscall.SIGKILL) }
-
-// unixSignals are signals ParseSignal must know that only Unix has.
-var unixSignals = map[string]syscall.Signal{"USR1": syscall.SIGUSR1}

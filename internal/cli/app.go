@@ -27,7 +27,7 @@ import (
 	"runtime/debug"
 	"syscall"
 
-	"github.com/multi-launcher/multi/multi"
+	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/urfave/cli/v2"
 )
 
@@ -90,7 +90,7 @@ func isHelpCompletion(args []string) bool {
 // interrupted is the cause of Run's context once SIGINT or SIGTERM came.
 type interrupted struct{ sig syscall.Signal }
 
-func (e interrupted) Error() string { return "interrupted by " + multi.SignalName(e.sig) }
+func (e interrupted) Error() string { return "interrupted by " + pin.SignalName(e.sig) }
 
 // Is makes errors.Is(err, context.Canceled) true, as for any cancel.
 func (e interrupted) Is(target error) bool { return target == context.Canceled }

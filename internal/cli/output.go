@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/urfave/cli/v2"
@@ -117,7 +118,7 @@ func (o *output) resultLine(r multi.Result, failed bool) string {
 			word, rest = "took", " over"
 		}
 	case multi.Signalled:
-		word, rest = "sent", " "+multi.SignalName(r.Signal)
+		word, rest = "sent", " "+pin.SignalName(r.Signal)
 	case multi.Stopped:
 		word = "stopped"
 		if r.Exit != nil {
@@ -146,7 +147,7 @@ func left(r multi.Result) string {
 // TERM".
 func describeExit(e *multi.ExitStatus) string {
 	if e.Signal != 0 {
-		return "killed by " + multi.SignalName(e.Signal)
+		return "killed by " + pin.SignalName(e.Signal)
 	}
 	return fmt.Sprintf("exit status %d", e.Code)
 }

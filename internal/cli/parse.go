@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/multi-launcher/multi/multi"
+	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/urfave/cli/v2"
 )
@@ -66,7 +66,7 @@ func parseCommand(c *cli.Context, g grammar) (*call, error) {
 			}
 		}
 	}
-	p.Signal = func(s string) bool { _, err := multi.ParseSignal(s); return err == nil }
+	p.Signal = func(s string) bool { _, err := pin.ParseSignal(s); return err == nil }
 	p.NoSignal = !g.signal
 	a, err := p.Parse(c.Args().Slice())
 	if errors.Is(err, ErrHelp) {
@@ -102,8 +102,8 @@ func parseCommand(c *cli.Context, g grammar) (*call, error) {
 	}
 	if a.Signal != "" {
 		k.SignalText = a.Signal
-		k.Signal, _ = multi.ParseSignal(a.Signal) // the parser checked it
-		if g.endsNodes && multi.IsStopSignal(k.Signal) {
+		k.Signal, _ = pin.ParseSignal(a.Signal) // the parser checked it
+		if g.endsNodes && pin.IsStopSignal(k.Signal) {
 			return nil, usage(c, fmt.Errorf("-%s stops a node without ending it: %s would wait forever", a.Signal, c.Command.Name))
 		}
 	}

@@ -12,7 +12,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
@@ -94,7 +97,7 @@ func run(rundir string) error {
 		if r.Outcome != multi.Signalled || r.Signal != syscall.SIGWINCH || r.PID <= 1 {
 			return fmt.Errorf("%s: %s, signal %d; want WINCH sent", r.Node.Name, r, r.Signal)
 		}
-		fmt.Printf("%s: sent %s\n", r.Node.Name, multi.SignalName(r.Signal))
+		fmt.Printf("%s: sent %s\n", r.Node.Name, strings.TrimPrefix(unix.SignalName(r.Signal), "SIG"))
 	}
 	if err := expect(ctx, c, pidfile.Running, 20); err != nil {
 		return err

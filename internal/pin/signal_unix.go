@@ -1,6 +1,6 @@
 //go:build unix
 
-package multi
+package pin
 
 import (
 	"errors"
@@ -9,10 +9,11 @@ import (
 	"os"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
-	"golang.org/x/sys/unix"
 )
 
 func signalName(sig syscall.Signal) string { return unix.SignalName(sig) }
@@ -26,12 +27,12 @@ func isStopSignal(sig syscall.Signal) bool {
 	return false
 }
 
-// signalNode sends sig to the process that holds the lock on the pidfile
+// SignalNode sends sig to the process that holds the lock on the pidfile
 // at path, or with group to the whole process group it leads
 // ([StopOptions.Group]). The holder is read from the kernel just before the
 // signal, pinned and seen to still hold the lock; with group it must also
 // lead its own process group (a node does, from its setsid), which is never
-// multi's own. A pidfile nobody has locked gives errNotRunning and no
+// multi's own. A pidfile nobody has locked gives ErrNotRunning and no
 // signal. If expect is positive, only that pid is signalled: a lock now
 // held by another process means the awaited one is gone.
 //
@@ -49,17 +50,17 @@ func isStopSignal(sig syscall.Signal) bool {
 // After a signal that ends a process (see [contFollows]) SIGCONT goes the
 // same way, as systemd sends it, so that a stopped node gets the signal.
 //
-// signalNode checks the holder against no record: its callers name the
+// SignalNode checks the holder against no record: its callers name the
 // process they expect (multi run, its own child) or are tests.
-func signalNode(path string, expect int, sig syscall.Signal, group bool) (pidfile.Info, error) {
-	info, h, _, err := signalKeep(path, expect, nodes.Started{}, sig, group, false, nil, false)
+func SignalNode(path string, expect int, sig syscall.Signal, group bool) (pidfile.Info, error) {
+	info, h, _, err := SignalKeep(path, expect, nodes.Started{}, sig, group, false, nil, false)
 	if h != nil {
 		h.Close()
 	}
 	return info, err
 }
 
-// signalKeep is signalNode that also returns the handle it tested the lock
+// SignalKeep is SignalNode that also returns the handle it tested the lock
 // on, still open (nil if none is), so that the caller can wait on the same
 // file and remove it without opening it again; the caller closes it. With
 // rw the pidfile is opened for writing too ([pidfile.OpenToRemove]), in
@@ -70,7 +71,7 @@ func signalNode(path string, expect int, sig syscall.Signal, group bool) (pidfil
 //
 // If want names a process (the node's record does), the pinned holder
 // must be it (see [sendPinned]): else a [*HolderError], and no signal.
-func signalKeep(path string, expect int, want nodes.Started, sig syscall.Signal, group, rw bool, dirs *pidfile.Folders, pin bool) (info pidfile.Info, h *pidfile.Handle, pidfd *os.File, err error) {
+func SignalKeep(path string, expect int, want nodes.Started, sig syscall.Signal, group, rw bool, dirs *pidfile.Folders, pin bool) (info pidfile.Info, h *pidfile.Handle, pidfd *os.File, err error) {
 	open := pidfile.Open
 	if rw {
 		open = dirs.OpenToRemove
@@ -78,7 +79,7 @@ func signalKeep(path string, expect int, want nodes.Started, sig syscall.Signal,
 	info = pidfile.Info{Path: path}
 	h, err = open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return info, nil, nil, errNotRunning
+		return info, nil, nil, ErrNotRunning
 	}
 	if err != nil {
 		return info, nil, nil, err
@@ -97,7 +98,7 @@ func signalKeep(path string, expect int, want nodes.Started, sig syscall.Signal,
 	return info, h, pidfd, err
 }
 
-// signalOn is signalKeep's loop on the open handle *h, which it replaces
+// signalOn is SignalKeep's loop on the open handle *h, which it replaces
 // (through open) when the path names a new file. If pin is not nil, *pin
 // gets the pidfd that pinned the process signalled, if any.
 func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Handle, error), expect int, want nodes.Started, sig syscall.Signal, group bool, pin **os.File) (info pidfile.Info, err error) {
@@ -113,13 +114,13 @@ func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Hand
 		switch state {
 		case pidfile.Stale:
 			if h.SameFile() {
-				return info, errNotRunning
+				return info, ErrNotRunning
 			}
 			// Replaced or removed since we opened it: look at the new file.
 			h.Close()
 			*hp, err = open(path)
 			if errors.Is(err, fs.ErrNotExist) {
-				return pidfile.Info{Path: path}, errNotRunning
+				return pidfile.Info{Path: path}, ErrNotRunning
 			} else if err != nil {
 				return info, err
 			}
@@ -140,13 +141,13 @@ func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Hand
 			continue
 		}
 		if expect > 0 && pid != expect {
-			return info, errNotRunning
+			return info, ErrNotRunning
 		}
 		if pid == os.Getpid() {
 			return info, fmt.Errorf("%w: pidfile %s is locked by this process (pid %d); not signalled", ErrOwnNode, path, pid)
 		}
-		// The one check of this pid: what follows takes only a safePID.
-		p, err := checkPID(pid)
+		// The one check of this pid: what follows takes only a SafePID.
+		p, err := CheckPID(pid)
 		if err != nil {
 			return info, err
 		}
@@ -173,7 +174,7 @@ func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Hand
 	return info, fmt.Errorf("pidfile %s: the lock holder keeps changing", path)
 }
 
-// killHeld sends sig (SIGKILL, after a stopwait's timeout) to expect, the
+// KillHeld sends sig (SIGKILL, after a stopwait's timeout) to expect, the
 // process a stopwait signalled and is waiting for, through what that
 // signal left open: h, the pidfile's handle, and pidfd, the pidfd that
 // pinned expect then. Neither is opened again. Only when expect still
@@ -181,12 +182,12 @@ func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Hand
 // yet readable: exiting, or lingering), is it signalled, through that
 // pidfd: a pidfd names one process for good, so a pid reused since
 // cannot get the signal. A lock let go by a process that has exited, or
-// now another process's, gives errNotRunning. Without h or pidfd it is
-// signalKeep (the pidfile opened again, the holder pinned anew and
+// now another process's, gives ErrNotRunning. Without h or pidfd it is
+// SignalKeep (the pidfile opened again, the holder pinned anew and
 // checked against want, the process the node's record names).
-func killHeld(h *pidfile.Handle, pidfd *os.File, path string, expect int, want nodes.Started, sig syscall.Signal, group bool) error {
+func KillHeld(h *pidfile.Handle, pidfd *os.File, path string, expect int, want nodes.Started, sig syscall.Signal, group bool) error {
 	if h == nil || pidfd == nil {
-		_, h, _, err := signalKeep(path, expect, want, sig, group, false, nil, false)
+		_, h, _, err := SignalKeep(path, expect, want, sig, group, false, nil, false)
 		if h != nil {
 			h.Close()
 		}
@@ -196,13 +197,13 @@ func killHeld(h *pidfile.Handle, pidfd *os.File, path string, expect int, want n
 	if err != nil {
 		return err
 	}
-	if (state != pidfile.Running || pid != expect) && pidfdGone(pidfd) {
-		return errNotRunning
+	if (state != pidfile.Running || pid != expect) && PidfdGone(pidfd) {
+		return ErrNotRunning
 	}
 	// Held still, or let go by a process that lives on: the pidfd names
 	// the process signalled first, for good.
 	pid = expect
-	p, err := checkPID(pid)
+	p, err := CheckPID(pid)
 	if err != nil {
 		return err
 	}
@@ -239,20 +240,20 @@ func withCont(sig syscall.Signal, cont bool) []syscall.Signal {
 // killUnpinned is the fallback without pidfds: kill(2) right after the
 // lock check, of the holder or, with group, of the group it must lead;
 // then SIGCONT with cont.
-func killUnpinned(p safePID, sig syscall.Signal, cont, group bool) error {
+func killUnpinned(p SafePID, sig syscall.Signal, cont, group bool) error {
 	if !group {
-		return killPID(p, withCont(sig, cont)...)
+		return KillPID(p, withCont(sig, cont)...)
 	}
-	g, err := checkGroupLeader(p)
+	g, err := CheckGroupLeader(p)
 	if err != nil {
 		return err
 	}
-	return killGroup(g, withCont(sig, cont)...)
+	return KillGroup(g, withCont(sig, cont)...)
 }
 
-// killPID sends each of sigs to p with kill(2): the only kill(2) of one
-// process. p was checked where it was read (see [safePID]).
-func killPID(p safePID, sigs ...syscall.Signal) error {
+// KillPID sends each of sigs to p with kill(2): the only kill(2) of one
+// process. p was checked where it was read (see [SafePID]).
+func KillPID(p SafePID, sigs ...syscall.Signal) error {
 	for _, sig := range sigs {
 		if err := unix.Kill(int(p), sig); err != nil && err != unix.ESRCH {
 			return err
@@ -265,16 +266,16 @@ func killPID(p safePID, sigs ...syscall.Signal) error {
 // own process group, so its group is not the node's to signal.
 var errNotLeader = errors.New("not the leader of its own process group (not signalled)")
 
-// A safeGroup is a process group that [checkGroupLeader] has passed: led
+// A safeGroup is a process group that [CheckGroupLeader] has passed: led
 // by a checked pid, and not multi's own. The calls that signal a group
 // take only a safeGroup.
 type safeGroup int
 
-// checkGroupLeader confirms that p leads its own process group, so that
+// CheckGroupLeader confirms that p leads its own process group, so that
 // signalling the group reaches the node and what it forked, and that the
 // group is not multi's own (kill(-pgid) of it would end multi and its
 // caller); it is the one check of a group before its signal.
-func checkGroupLeader(p safePID) (safeGroup, error) {
+func CheckGroupLeader(p SafePID) (safeGroup, error) {
 	pgid, err := unix.Getpgid(int(p))
 	if err != nil {
 		return 0, err
@@ -288,11 +289,11 @@ func checkGroupLeader(p safePID) (safeGroup, error) {
 	return safeGroup(pgid), nil
 }
 
-// killGroup sends each of sigs to the process group g with kill(2): the
+// KillGroup sends each of sigs to the process group g with kill(2): the
 // only kill(2) of a group. Its leader's pid was checked (never <= 1, so
 // never kill(0) nor kill(-1), "my group" and "everyone"), and so was the
 // group.
-func killGroup(g safeGroup, sigs ...syscall.Signal) error {
+func KillGroup(g safeGroup, sigs ...syscall.Signal) error {
 	for _, sig := range sigs {
 		if err := unix.Kill(-int(g), sig); err != nil && err != unix.ESRCH {
 			return err

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package multi
+package pin
 
 import (
 	"os"
@@ -15,16 +15,16 @@ const maxSignal = 32
 
 // sendPinned has no pidfd to pin the process with here: it kills right after
 // the caller's lock check, which is as close as kill(2) gets, once the
-// holder is seen to be want, if want names a process ([procIs]).
-func sendPinned(h *pidfile.Handle, p safePID, want nodes.Started, sig syscall.Signal, cont, group bool, pin **os.File) (bool, error) {
-	if want.PID != 0 && !procIs(int(p), want) {
-		return true, holderError(int(p), want)
+// holder is seen to be want, if want names a process ([ProcIs]).
+func sendPinned(h *pidfile.Handle, p SafePID, want nodes.Started, sig syscall.Signal, cont, group bool, pin **os.File) (bool, error) {
+	if want.PID != 0 && !ProcIs(int(p), want) {
+		return true, NewHolderError(int(p), want)
 	}
 	return true, killUnpinned(p, sig, cont, group)
 }
 
 // signalPidfd is never given a pidfd here (sendPinned keeps none): the
 // checked kill.
-func signalPidfd(f *os.File, p safePID, sig syscall.Signal, cont, group bool) error {
+func signalPidfd(f *os.File, p SafePID, sig syscall.Signal, cont, group bool) error {
 	return killUnpinned(p, sig, cont, group)
 }

@@ -1,12 +1,13 @@
-package multi
+package pin
 
 import (
 	"os"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
-	"golang.org/x/sys/unix"
 )
 
 // maxSignal is SIGRTMAX on Linux.
@@ -17,7 +18,7 @@ const maxSignal = 64
 const pidfdSignalProcessGroup = 1 << 2
 
 // sendPinned pins p, the holder the lock on h named (checked once, where
-// it was read: see [safePID]), with a pidfd (pidfd_open(2)), checks that
+// it was read: see [SafePID]), with a pidfd (pidfd_open(2)), checks that
 // the lock is still held by p, and signals through the pidfd
 // (pidfd_send_signal(2)). Once the pidfd is open, the process it names
 // cannot be confused with another even if it dies, so a holder seen after
@@ -29,14 +30,14 @@ const pidfdSignalProcessGroup = 1 << 2
 //
 // With group it signals the process group the pinned holder leads
 // (PIDFD_SIGNAL_PROCESS_GROUP), once it has checked that the holder leads
-// its own group ([checkGroupLeader]); kernels before 6.9 refuse that flag,
+// its own group ([CheckGroupLeader]); kernels before 6.9 refuse that flag,
 // and then kill(-pid) follows, with the leader pinned and seen alive just
 // before.
 //
 // If want names a process (the node's record does), the pinned holder
-// must be that process ([pinnedIs]: the pidfd's inode, else pid and start
+// must be that process ([PinnedIs]: the pidfd's inode, else pid and start
 // time); if not, nothing is signalled and the error is a [*HolderError].
-func sendPinned(h *pidfile.Handle, p safePID, want nodes.Started, sig syscall.Signal, cont, group bool, pin **os.File) (bool, error) {
+func sendPinned(h *pidfile.Handle, p SafePID, want nodes.Started, sig syscall.Signal, cont, group bool, pin **os.File) (bool, error) {
 	pid := int(p)
 	pfd, err := unix.PidfdOpen(pid, 0)
 	switch err {
@@ -46,8 +47,8 @@ func sendPinned(h *pidfile.Handle, p safePID, want nodes.Started, sig syscall.Si
 	case unix.ENOSYS, unix.EPERM, unix.EINVAL:
 		// No pidfds here (old kernel, seccomp): the checked kill is all
 		// there is.
-		if want.PID != 0 && !procIs(pid, want) {
-			return true, holderError(pid, want)
+		if want.PID != 0 && !ProcIs(pid, want) {
+			return true, NewHolderError(pid, want)
 		}
 		return true, killUnpinned(p, sig, cont, group)
 	default:
@@ -66,11 +67,11 @@ func sendPinned(h *pidfile.Handle, p safePID, want nodes.Started, sig syscall.Si
 	if state != pidfile.Running || now != pid {
 		return false, nil
 	}
-	if want.PID != 0 && !pinnedIs(pfd, pid, want) {
+	if want.PID != 0 && !PinnedIs(pfd, pid, want) {
 		if unix.PidfdSendSignal(pfd, 0, nil, 0) == unix.ESRCH {
 			return false, nil // exited since the lock test: look again
 		}
-		return true, holderError(pid, want)
+		return true, NewHolderError(pid, want)
 	}
 	if err := sendOnPidfd(pfd, p, sig, cont, group); err != nil {
 		return true, err
@@ -83,19 +84,19 @@ func sendPinned(h *pidfile.Handle, p safePID, want nodes.Started, sig syscall.Si
 
 // signalPidfd sends sig to p through f, a pidfd that pinned p, as
 // sendPinned does once the lock is seen held by p.
-func signalPidfd(f *os.File, p safePID, sig syscall.Signal, cont, group bool) error {
+func signalPidfd(f *os.File, p SafePID, sig syscall.Signal, cont, group bool) error {
 	return sendOnPidfd(int(f.Fd()), p, sig, cont, group)
 }
 
 // sendOnPidfd signals p, pinned by pfd, and with group the process group
 // it leads, then SIGCONT with cont. A process gone meanwhile is not an
 // error: it needs no signal.
-func sendOnPidfd(pfd int, p safePID, sig syscall.Signal, cont, group bool) error {
+func sendOnPidfd(pfd int, p SafePID, sig syscall.Signal, cont, group bool) error {
 	flags := 0
 	var g safeGroup
 	var err error
 	if group {
-		if g, err = checkGroupLeader(p); err != nil {
+		if g, err = CheckGroupLeader(p); err != nil {
 			return err
 		}
 		flags = pidfdSignalProcessGroup
@@ -106,7 +107,7 @@ func sendOnPidfd(pfd int, p safePID, sig syscall.Signal, cont, group bool) error
 		if err := unix.PidfdSendSignal(pfd, 0, nil, 0); err == unix.ESRCH {
 			return nil
 		}
-		return killGroup(g, withCont(sig, cont)...)
+		return KillGroup(g, withCont(sig, cont)...)
 	}
 	if err == nil && cont {
 		err = unix.PidfdSendSignal(pfd, unix.SIGCONT, nil, flags)

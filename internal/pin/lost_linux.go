@@ -1,4 +1,4 @@
-package multi
+package pin
 
 import (
 	"context"
@@ -7,18 +7,19 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/multi-launcher/multi/nodes"
 	"golang.org/x/sys/unix"
+
+	"github.com/multi-launcher/multi/nodes"
 )
 
-// signalLost sends sig to the lost process st (see [LostError]) and
+// SignalLost sends sig to the lost process st (see [LostError]) and
 // reports whether it did. It pins the pid with a pidfd first and checks
 // its start time after that, so that the process signalled is the one
 // checked: a pid recycled before the open fails the check, and after the
 // open the pidfd names the checked process or nothing. It says false when
 // the process is gone or the pid now names another process.
-func signalLost(st nodes.Started, sig syscall.Signal) (bool, error) {
-	p, err := checkPID(st.PID)
+func SignalLost(st nodes.Started, sig syscall.Signal) (bool, error) {
+	p, err := CheckPID(st.PID)
 	if err != nil {
 		return false, err
 	}
@@ -28,12 +29,12 @@ func signalLost(st nodes.Started, sig syscall.Signal) (bool, error) {
 	case unix.ESRCH:
 		return false, nil
 	case unix.ENOSYS, unix.EPERM, unix.EINVAL:
-		return false, errNoPidfd
+		return false, ErrNoPidfd
 	default:
 		return false, err
 	}
 	defer unix.Close(pfd)
-	if p, err := nodes.ReadProc(st.PID); err != nil || p.Gone() || !pinnedIs(pfd, st.PID, st) {
+	if p, err := nodes.ReadProc(st.PID); err != nil || p.Gone() || !PinnedIs(pfd, st.PID, st) {
 		return false, nil
 	}
 	if err := unix.PidfdSendSignal(pfd, sig, nil, 0); err != nil {
@@ -45,9 +46,9 @@ func signalLost(st nodes.Started, sig syscall.Signal) (bool, error) {
 	return true, nil
 }
 
-// pidfdGone reports whether the process of the pidfd f has exited (a
+// PidfdGone reports whether the process of the pidfd f has exited (a
 // zombie has): its pidfd is readable then.
-func pidfdGone(f *os.File) bool {
+func PidfdGone(f *os.File) bool {
 	fds := []unix.PollFd{{Fd: int32(f.Fd()), Events: unix.POLLIN}}
 	for {
 		n, err := unix.Poll(fds, 0)
@@ -57,9 +58,9 @@ func pidfdGone(f *os.File) bool {
 	}
 }
 
-// waitLost waits until the lost process st has exited (a zombie has), or
+// WaitLost waits until the lost process st has exited (a zombie has), or
 // ctx is done. It waits on a pidfd, in Go's network poller.
-func waitLost(ctx context.Context, st nodes.Started) error {
+func WaitLost(ctx context.Context, st nodes.Started) error {
 	pfd, err := unix.PidfdOpen(st.PID, unix.PIDFD_NONBLOCK)
 	if err == unix.ESRCH {
 		return nil
@@ -69,7 +70,7 @@ func waitLost(ctx context.Context, st nodes.Started) error {
 	}
 	f := os.NewFile(uintptr(pfd), "pidfd")
 	defer f.Close()
-	if p, err := nodes.ReadProc(st.PID); err != nil || p.Gone() || !pinnedIs(pfd, st.PID, st) {
+	if p, err := nodes.ReadProc(st.PID); err != nil || p.Gone() || !PinnedIs(pfd, st.PID, st) {
 		return nil // gone before the open: the pid is another's now
 	}
 	rc, err := f.SyscallConn()

@@ -1,18 +1,19 @@
-package multi
+package pin
 
 import (
 	"strconv"
 
-	"github.com/multi-launcher/multi/nodes"
 	"golang.org/x/sys/unix"
+
+	"github.com/multi-launcher/multi/nodes"
 )
 
-// pidfdIno returns the inode number of the pidfd pfd where it names one
+// PidfdIno returns the inode number of the pidfd pfd where it names one
 // process for the whole boot: on a kernel with pidfs (Linux 6.9+), which
 // numbers each process's inode from a 64-bit counter and never hands a
 // number out again. Elsewhere it returns 0: before pidfs every pidfd
 // shares one anonymous inode, and on 32-bit machines the numbers can wrap.
-func pidfdIno(pfd int) uint64 {
+func PidfdIno(pfd int) uint64 {
 	if strconv.IntSize < 64 {
 		return 0
 	}
@@ -27,40 +28,40 @@ func pidfdIno(pfd int) uint64 {
 	return uint64(st.Ino)
 }
 
-// identify returns what names the process pid for good, for its node's
+// Identify returns what names the process pid for good, for its node's
 // record: its pid, its start time and, where the kernel has pidfs, the
 // inode of a pidfd of it. pid must not be reused meanwhile: it is an
 // unreaped child of this process.
-func identify(pid int) (nodes.Started, error) {
+func Identify(pid int) (nodes.Started, error) {
 	p, err := nodes.ReadProc(pid)
 	if err != nil {
 		return nodes.Started{}, err
 	}
 	st := nodes.Started{PID: pid, StartTicks: p.StartTicks}
 	if pfd, err := unix.PidfdOpen(pid, 0); err == nil {
-		st.PidfdIno = pidfdIno(pfd)
+		st.PidfdIno = PidfdIno(pfd)
 		unix.Close(pfd)
 	}
 	return st, nil
 }
 
-// pinnedIs reports whether the process pfd pins (pid, as this pid
+// PinnedIs reports whether the process pfd pins (pid, as this pid
 // namespace names it) is the process want names: by the pidfd's inode
 // when the record has one and the kernel gives them, which no other
 // process can share; else by pid and start time, which a pid reused
 // within the tick the recorded process started in would match.
-func pinnedIs(pfd, pid int, want nodes.Started) bool {
+func PinnedIs(pfd, pid int, want nodes.Started) bool {
 	if want.PidfdIno != 0 {
-		if ino := pidfdIno(pfd); ino != 0 {
+		if ino := PidfdIno(pfd); ino != 0 {
 			return ino == want.PidfdIno
 		}
 	}
-	return procIs(pid, want)
+	return ProcIs(pid, want)
 }
 
-// recordedRuns returns the process st names when it runs (not a zombie),
-// checked as [pinnedIs] checks it, through a pidfd opened for the check.
-func recordedRuns(st nodes.Started) (nodes.Proc, bool) {
+// RecordedRuns returns the process st names when it runs (not a zombie),
+// checked as [PinnedIs] checks it, through a pidfd opened for the check.
+func RecordedRuns(st nodes.Started) (nodes.Proc, bool) {
 	pfd, err := unix.PidfdOpen(st.PID, 0)
 	switch err {
 	case nil:
@@ -77,5 +78,5 @@ func recordedRuns(st nodes.Started) (nodes.Proc, bool) {
 	if pfd < 0 {
 		return p, p.StartTicks == st.StartTicks
 	}
-	return p, pinnedIs(pfd, st.PID, st)
+	return p, PinnedIs(pfd, st.PID, st)
 }

@@ -1,4 +1,4 @@
-package multi
+package pin
 
 import (
 	"errors"
@@ -50,17 +50,40 @@ func ParseSignal(s string) (syscall.Signal, error) {
 	return 0, fmt.Errorf("unknown signal %q", s)
 }
 
-// A safePID is a pid that [checkPID] has passed: never <= 1, never this
+// A SafePID is a pid that [CheckPID] has passed: never <= 1, never this
 // process. The calls that signal a pid or pin it (kill(2), pidfd_open(2))
-// take only a safePID, so that no pid reaches them unchecked, and each pid
+// take only a SafePID, so that no pid reaches them unchecked, and each pid
 // is checked once, where it was read.
-type safePID int
+type SafePID int
 
-// checkPID refuses the pids multi must never signal; it is the one check
+// CheckPID refuses the pids multi must never signal; it is the one check
 // on each path from a pid that was read to a signal.
-func checkPID(pid int) (safePID, error) {
+func CheckPID(pid int) (SafePID, error) {
 	if pid <= 1 || pid == os.Getpid() {
 		return 0, fmt.Errorf("%w %d", ErrUnsafePID, pid)
 	}
-	return safePID(pid), nil
+	return SafePID(pid), nil
 }
+
+// ErrNotRunning: nothing holds the node's lock, so there is nothing to
+// signal. It is what the signal path finds, not a verb's failure: no verb
+// returns it. Stop, StopWait, Kill and Send treat a node that is not
+// running as done, as LSB init scripts treat stopping a stopped service:
+// its Result has Err nil, PID 0 and Outcome NotRunning (StaleRemoved when a
+// stale pidfile was removed).
+var ErrNotRunning = errors.New("not running")
+
+// Errors of the signal path that callers test with [errors.Is].
+var (
+	// ErrElsewhere: the lock is held by a process that cannot be named from
+	// here (another pid namespace); it is not signalled.
+	ErrElsewhere = errors.New("running in another pid namespace (not signalled)")
+	// ErrUnsafePID: the kernel named a pid that must never be signalled
+	// (<= 1, or this process).
+	ErrUnsafePID = errors.New("refusing to signal pid")
+	// ErrOwnNode: the node's lock is held by the calling process itself (a
+	// program that locked the pidfile with pidfile.Acquire or OwnFromEnv
+	// and drives a Cluster too): nothing is signalled, and the lock is
+	// kept.
+	ErrOwnNode = errors.New("the calling process's own node")
+)
