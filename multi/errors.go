@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/launch"
 	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
@@ -12,6 +13,25 @@ import (
 // Errors that callers test with [errors.Is] on a [*NodeError] or on the
 // joined error a verb returns.
 var (
+	// ErrExitedAtOnce: the node's command exited before start could see it
+	// holding its lock.
+	ErrExitedAtOnce = launch.ErrExitedAtOnce
+	// ErrNoLock: a self-locking node did not take its lock, or did not
+	// write its pid in the pidfile it locked, in time.
+	ErrNoLock = launch.ErrNoLock
+	// ErrCommandNotFound: the node's program does not exist (not in $PATH,
+	// or no such file).
+	ErrCommandNotFound = launch.ErrCommandNotFound
+	// ErrCommandNotExecutable: the node's program exists but cannot be
+	// executed (no permission, not a program).
+	ErrCommandNotExecutable = launch.ErrCommandNotExecutable
+	// ErrTaskLimit: a node was not started because no task (process or
+	// thread) could be made for it: the user's RLIMIT_NPROC (ulimit -u),
+	// the cgroup's pids.max (systemd's TasksMax=, docker --pids-limit) or
+	// the kernel refused one. Under such a limit a start starts fewer
+	// nodes at once and makes the threads it needs first; the error names
+	// the limit.
+	ErrTaskLimit = launch.ErrTaskLimit
 	// ErrUnsafePID: the kernel named a pid that must never be signalled
 	// (<= 1, or this process).
 	ErrUnsafePID = pin.ErrUnsafePID
@@ -42,17 +62,11 @@ var (
 	// ErrCannotRestart: Restart found that a node's command could not be
 	// started again (its folder gone, its program not found or not
 	// executable), so it left the node as it was. It is joined with
-	// [ErrCommandNotFound] or [ErrCommandNotExecutable] where one applies.
+	// [launch.ErrCommandNotFound] or [launch.ErrCommandNotExecutable] where one applies.
 	ErrCannotRestart = errors.New("cannot start again; left as it was")
 	// ErrRollingHalted: a rolling Restart stopped at a node that did not
 	// come up again, and left this node as it was.
 	ErrRollingHalted = errors.New("not restarted: the rolling restart halted")
-	// ErrExitedAtOnce: the node's command exited before start could see it
-	// holding its lock.
-	ErrExitedAtOnce = errors.New("exited at once")
-	// ErrNoLock: a self-locking node did not take its lock, or did not
-	// write its pid in the pidfile it locked, in time.
-	ErrNoLock = errors.New("did not lock its pidfile")
 	// ErrForeignLock: the node's pidfile is locked, but not as a node
 	// locks it (a read lock, an OFD lock, a lock on part of the file); the
 	// locker is named, and never signalled. See [pidfile.ForeignError].
@@ -104,12 +118,6 @@ func (e *NodeError) Error() string { return "multi: " + e.Op + " " + e.Node + ":
 // Unwrap returns the cause.
 func (e *NodeError) Unwrap() error { return e.Err }
 
-// killedError is a start that failed and killed the node it had started:
-// pid, for [Result.PID].
-type killedError struct {
-	pid int
-	err error
-}
-
-func (e *killedError) Error() string { return e.err.Error() }
-func (e *killedError) Unwrap() error { return e.err }
+// DefaultLockTimeout is how long Start waits for a self-locking node to
+// take its lock when [Cluster.LockTimeout] is zero.
+const DefaultLockTimeout = launch.DefaultLockTimeout

@@ -6,6 +6,8 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/multi-launcher/multi/internal/launch"
+
 	"github.com/multi-launcher/multi/internal/pin"
 
 	"github.com/multi-launcher/multi/internal/testhooks"
@@ -14,13 +16,12 @@ import (
 )
 
 // Internals the tests in package multi_test drive directly.
-var Confirm = confirm
 
 // ErrNotRunning is what the signal path finds when nothing holds a lock.
 var ErrNotRunning = pin.ErrNotRunning
 
 // ExitCode is the exit code a failed start gives a run.
-var ExitCode = errExitCode
+var ExitCode = launch.ErrExitCode
 
 // SignalNode is pin.SignalNode, returning the pid it signalled (or found).
 func SignalNode(path string, expect int, sig syscall.Signal, group bool) (int, error) {

@@ -108,7 +108,7 @@ func (c *Cluster) lostOne(r *Result, op string, sig syscall.Signal, info pidfile
 	if !c.stop.Lost {
 		// A process on its way out (even one still exiting after the
 		// wait) is not lost: there is nothing to signal.
-		lost, _ := c.lostProc(context.Background(), r.Node, info, goneWait)
+		lost, _ := c.lostProc(context.Background(), r.Node, info, pin.GoneWait)
 		if lost == nil {
 			return false
 		}

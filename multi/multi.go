@@ -125,6 +125,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/launch"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -147,7 +148,7 @@ type Cluster struct {
 	Progress func(Result)
 	// LockTimeout bounds how long Start waits for a self-locking node (see
 	// [nodes.Node.SelfLock]) to take its lock; 0 means
-	// [DefaultLockTimeout]. Such a node that does not is killed.
+	// [launch.DefaultLockTimeout]. Such a node that does not is killed.
 	LockTimeout time.Duration
 	// Detach makes Start let go of each node it starts at once, instead
 	// of reaping it when it exits. For a program that exits right after
@@ -184,6 +185,9 @@ type Cluster struct {
 	// mu, if not nil, is the Progress lock of the caller's Cluster, on
 	// the Cluster a verb makes for its own call.
 	mu *sync.Mutex
+	// rp is the reaper of the Run under way on this Cluster (the copy Run
+	// makes for itself), handed to every start; nil elsewhere.
+	rp *launch.Reaper
 }
 
 // FromSpec resolves s's nodes (see [nodes.Spec.Nodes]) and returns a

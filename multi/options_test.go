@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -37,7 +38,7 @@ func settings(c *Cluster) map[string]any {
 // it, and two calls on one Cluster can each have their own options. In a
 // child process: Run reaps every child of its process.
 func TestVerbsLeaveClusterAlone(t *testing.T) {
-	if !inChild(t, "TestVerbsLeaveClusterAlone", "MULTI_TEST_VERBS_LEAVE_CLUSTER") {
+	if !testutil.InChild(t, "TestVerbsLeaveClusterAlone", "MULTI_TEST_VERBS_LEAVE_CLUSTER") {
 		return
 	}
 	rundir := t.TempDir()

@@ -39,7 +39,7 @@ func TestPathAsOSExec(t *testing.T) {
 
 	c.Env = []string{"PATH=" + t.TempDir()} // no sleep there
 	if _, err := c.Start(context.Background()); !errors.Is(err, multi.ErrCommandNotFound) {
-		t.Fatalf("Start with an Env PATH without sleep: %v; want ErrCommandNotFound", err)
+		t.Fatalf("Start with an Env PATH without sleep: %v; want launch.ErrCommandNotFound", err)
 	}
 }
 
@@ -50,7 +50,7 @@ func TestDirectoryCommandNotExecutable(t *testing.T) {
 	c.Nodes[0].Command = []string{t.TempDir()}
 	_, err := c.Start(context.Background())
 	if !errors.Is(err, multi.ErrCommandNotExecutable) {
-		t.Fatalf("Start of a folder: %v; want ErrCommandNotExecutable", err)
+		t.Fatalf("Start of a folder: %v; want launch.ErrCommandNotExecutable", err)
 	}
 	if code := multi.ExitCode(err); code != 126 {
 		t.Errorf("ExitCode(%v) = %d; want 126", err, code)

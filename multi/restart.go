@@ -7,17 +7,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
+
+	"github.com/multi-launcher/multi/internal/launch"
 
 	"github.com/multi-launcher/multi/internal/pin"
 
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/waiter"
 )
-
-// goneWait bounds how long Restart waits, after a node's lock is released,
-// for the process it signalled to be gone before it starts the node again.
-const goneWait = 5 * time.Second
 
 // Restart restarts every node with its command; a node that was not
 // running is just started.
@@ -142,7 +139,7 @@ func (c *Cluster) restartOne(ctx context.Context, one []Result, was bool) {
 	})
 }
 
-// awaitGone waits, at most goneWait and while ctx lasts, for the process
+// awaitGone waits, at most pin.GoneWait and while ctx lasts, for the process
 // r's node signalled (r.PID) to be gone, when it is the process the node's
 // record names (same start time, through a pidfd). A node can release its
 // lock a moment before its process exits (a self-locking one does); a
@@ -154,7 +151,7 @@ func (c *Cluster) awaitGone(ctx context.Context, r *Result) {
 	if err != nil || st.PID <= 1 || st.PID != r.PID {
 		return
 	}
-	wctx, cancel := context.WithTimeout(ctx, goneWait)
+	wctx, cancel := context.WithTimeout(ctx, pin.GoneWait)
 	defer cancel()
 	pin.WaitLost(wctx, st)
 }
@@ -195,7 +192,7 @@ func startable(n nodes.Node, env []string) error {
 	if strings.Contains(prog, "/") {
 		return runnable(prog, inDir(prog))
 	}
-	path, _ := lookPATH(env)
+	path, _ := launch.LookPATH(env)
 	for _, d := range filepath.SplitList(path) {
 		if d == "" || d == "." {
 			continue
@@ -204,7 +201,7 @@ func startable(n nodes.Node, env []string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("program %q: %w in $PATH", prog, ErrCommandNotFound)
+	return fmt.Errorf("program %q: %w in $PATH", prog, launch.ErrCommandNotFound)
 }
 
 // runnable says why the file at path, for program prog, cannot be
@@ -213,11 +210,11 @@ func runnable(prog, path string) error {
 	st, err := os.Stat(path)
 	switch {
 	case err != nil:
-		return fmt.Errorf("program %q: %w: %w", prog, ErrCommandNotFound, err)
+		return fmt.Errorf("program %q: %w: %w", prog, launch.ErrCommandNotFound, err)
 	case st.IsDir() || !st.Mode().IsRegular():
-		return fmt.Errorf("program %q: %w: %s is not a regular file", prog, ErrCommandNotExecutable, path)
+		return fmt.Errorf("program %q: %w: %s is not a regular file", prog, launch.ErrCommandNotExecutable, path)
 	case st.Mode()&0o111 == 0:
-		return fmt.Errorf("program %q: %w: %s has no execute permission", prog, ErrCommandNotExecutable, path)
+		return fmt.Errorf("program %q: %w: %s has no execute permission", prog, launch.ErrCommandNotExecutable, path)
 	}
 	return nil
 }

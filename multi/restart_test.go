@@ -127,7 +127,7 @@ func TestRestartProgramGoneLeavesNodeRunning(t *testing.T) {
 	}
 	res, err := c.Restart(t.Context(), multi.RestartOptions{})
 	if !errors.Is(err, multi.ErrCannotRestart) || !errors.Is(err, multi.ErrCommandNotFound) {
-		t.Fatalf("Restart: %v; want ErrCannotRestart and ErrCommandNotFound", err)
+		t.Fatalf("Restart: %v; want ErrCannotRestart and launch.ErrCommandNotFound", err)
 	}
 	for i, n := range c.Nodes {
 		if now := holderOf(t, n); now != before[i] {

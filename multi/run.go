@@ -12,17 +12,9 @@ import (
 
 // Errors of a node whose command cannot be run; [Cluster.Run] exits with
 // 127 and 126 for them, as tini and the shells do.
-var (
-	// ErrCommandNotFound: the node's program does not exist (not in $PATH,
-	// or no such file).
-	ErrCommandNotFound = errors.New("command not found")
-	// ErrCommandNotExecutable: the node's program exists but cannot be
-	// executed (no permission, not a program).
-	ErrCommandNotExecutable = errors.New("command not executable")
-)
 
 // Errors of [Cluster.Run], which its [*RunError] wraps (as it wraps
-// [ErrCommandNotFound], [ErrCommandNotExecutable], [ErrExitedAtOnce] and
+// [launch.ErrCommandNotFound], [launch.ErrCommandNotExecutable], [launch.ErrExitedAtOnce] and
 // [ErrDuplicateNode] when they decide the run's end).
 var (
 	// ErrRunUnderWay: another Run is under way in this process; reaping is
@@ -45,7 +37,7 @@ type RunError struct {
 	// Node names the node that decided Code; "" when none did.
 	Node string
 	// Err says why; it wraps a [*NodeError] and a sentinel such as
-	// [ErrCommandNotFound], [ErrNodeExited] or [ErrDuplicateNode].
+	// [launch.ErrCommandNotFound], [ErrNodeExited] or [ErrDuplicateNode].
 	Err error
 	// Results holds each node's last result in the run, in the order of
 	// the Cluster's Nodes: started, stopped, or failed with Err saying
@@ -150,45 +142,6 @@ func (o RunOptions) backoff() (first, max time.Duration) {
 		max = DefaultMaxBackoff
 	}
 	return first, max
-}
-
-// exitError is a node's process that ended, with how.
-type exitError struct {
-	status syscall.WaitStatus
-	err    error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-// ExitCode is the status as tini reports it.
-func (e *exitError) ExitCode() int { return exitCode(e.status) }
-
-// exitCode is a process's end as a shell or tini reports it: its exit
-// code, or 128 plus the signal that killed it.
-func exitCode(ws syscall.WaitStatus) int {
-	if ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ws.ExitStatus()
-}
-
-// errExitCode is the exit code a failed start of a node gives [Cluster.Run]:
-// the node's own (or 128+signal) when its command exited at once, 127 when
-// the program does not exist, 126 when it cannot be executed, else 1.
-func errExitCode(err error) int {
-	var ec interface{ ExitCode() int }
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &ec):
-		return ec.ExitCode()
-	case errors.Is(err, ErrCommandNotFound):
-		return 127
-	case errors.Is(err, ErrCommandNotExecutable):
-		return 126
-	}
-	return 1
 }
 
 // runTagExt names the tag [Cluster.Run] leaves in the rundir for each

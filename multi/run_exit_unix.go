@@ -8,40 +8,42 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/launch"
+
 	"github.com/multi-launcher/multi/internal/pin"
 )
 
 // nodeExited takes in the exit of a node's process, from the reaper.
-func (r *run) nodeExited(e nodeExit) {
-	rn := r.byPID[e.pid]
+func (r *run) nodeExited(e launch.NodeExit) {
+	rn := r.byPID[e.PID]
 	if rn == nil {
-		r.early[e.pid] = e.status // its start's result is on its way
+		r.early[e.PID] = e.Status // its start's result is on its way
 		return
 	}
-	delete(r.byPID, e.pid)
+	delete(r.byPID, e.PID)
 	rn.pid = 0
-	ws := e.status
+	ws := e.Status
 	if r.stopping {
 		if !(ws.Exited() && ws.ExitStatus() == 0) && !(ws.Signaled() && ws.Signal() == r.c.signal()) {
-			r.decide(exitCode(ws), r.exited(rn, e.pid, ws))
+			r.decide(launch.ExitCode(ws), r.exited(rn, e.PID, ws))
 		}
 		r.maybeEnd()
 		return
 	}
 	if !r.tagged(rn.n.Name) {
-		r.logf("%s: stopped from another shell (pid %d, %s); left down", rn.n.Name, e.pid, describeExit(ws))
-		rn.res = Result{Node: rn.n, Outcome: Stopped, PID: e.pid, Exit: exitStatus(ws)}
+		r.logf("%s: stopped from another shell (pid %d, %s); left down", rn.n.Name, e.PID, launch.DescribeExit(ws))
+		rn.res = Result{Node: rn.n, Outcome: Stopped, PID: e.PID, Exit: exitStatus(ws)}
 		r.maybeEnd()
 		return
 	}
-	r.logf("%s: exited (pid %d, %s)", rn.n.Name, e.pid, describeExit(ws))
-	r.onExit(rn, ws, r.exited(rn, e.pid, ws))
+	r.logf("%s: exited (pid %d, %s)", rn.n.Name, e.PID, launch.DescribeExit(ws))
+	r.onExit(rn, ws, r.exited(rn, e.PID, ws))
 }
 
 // exited records that the node's process pid exited on its own, and
 // returns the error that says so.
 func (r *run) exited(rn *runNode, pid int, ws syscall.WaitStatus) error {
-	err := &NodeError{Node: rn.n.Name, Op: "run", Err: &exitError{status: ws, err: fmt.Errorf("%w (%s)", ErrNodeExited, describeExit(ws))}}
+	err := &NodeError{Node: rn.n.Name, Op: "run", Err: &launch.ExitError{Status: ws, Err: fmt.Errorf("%w (%s)", ErrNodeExited, launch.DescribeExit(ws))}}
 	rn.res = Result{Node: rn.n, Outcome: Failed, PID: pid, Exit: exitStatus(ws), Err: err}
 	return err
 }
@@ -50,7 +52,7 @@ func (r *run) exited(rn *runNode, pid int, ws syscall.WaitStatus) error {
 func (r *run) onExit(rn *runNode, ws syscall.WaitStatus, why error) {
 	switch r.o.OnExit {
 	case Ignore:
-		r.decide(exitCode(ws), why)
+		r.decide(launch.ExitCode(ws), why)
 		r.logf("%s: left down (--on-exit=ignore)", rn.n.Name)
 		r.maybeEnd()
 	case RestartNode:
@@ -78,7 +80,7 @@ func (r *run) onExit(rn *runNode, ws syscall.WaitStatus, why error) {
 			})
 		})
 	default:
-		r.decide(exitCode(ws), why)
+		r.decide(launch.ExitCode(ws), why)
 		r.requestStop(rn.n.Name + " exited")
 	}
 }
@@ -152,7 +154,7 @@ func (r *run) stopDirect(rn *runNode) {
 	if pid <= 0 {
 		return
 	}
-	if err := r.rp.signalKid(pid, r.c.signal()); err != nil {
+	if err := r.rp.SignalKid(pid, r.c.signal()); err != nil {
 		r.logf("%s: cannot signal its process (pid %d) either: %v", rn.n.Name, pid, err)
 		return
 	}
@@ -162,7 +164,7 @@ func (r *run) stopDirect(rn *runNode) {
 			rn.direct = nil
 			if rn.pid == pid {
 				r.logf("%s: still running after %s; sent KILL (pid %d)", rn.n.Name, r.c.stop.Timeout, pid)
-				r.rp.signalKid(pid, syscall.SIGKILL)
+				r.rp.SignalKid(pid, syscall.SIGKILL)
 			}
 			r.maybeEnd()
 		})

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/multi-launcher/multi/internal/launch"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/multi-launcher/multi/internal/testutil"
@@ -23,7 +25,7 @@ import (
 // test: a missing program (127), one not executable (126), a duplicate
 // set (1), a node that exited (its code), each with the node's results.
 func TestRunLibraryRestoresAndTypesErrors(t *testing.T) {
-	if !inChild(t, "TestRunLibraryRestoresAndTypesErrors", "MULTI_TEST_RUN_LIBRARY") {
+	if !testutil.InChild(t, "TestRunLibraryRestoresAndTypesErrors", "MULTI_TEST_RUN_LIBRARY") {
 		return
 	}
 	subreaper := func() int32 {
@@ -61,15 +63,15 @@ func TestRunLibraryRestoresAndTypesErrors(t *testing.T) {
 		code  int
 		is    error
 	}{
-		{"missing", mk("m1", filepath.Join(rundir, "no-such-program")), 127, ErrCommandNotFound},
-		{"not-executable", mk("x1", notExec), 126, ErrCommandNotExecutable},
+		{"missing", mk("m1", filepath.Join(rundir, "no-such-program")), 127, launch.ErrCommandNotFound},
+		{"not-executable", mk("x1", notExec), 126, launch.ErrCommandNotExecutable},
 		{"duplicate", append(dup, dup...), 1, ErrDuplicateNode},
 		{"exits", mk("e1", "sh", "-c", "exit 3"), 3, nil},
 	} {
 		code, err := (&Cluster{Nodes: c.nodes, RunDir: rundir}).Run(context.Background(), RunOptions{})
 		var re *RunError
 		switch {
-		case code != c.code || !errors.As(err, &re) || re.Code != c.code || errExitCode(err) != c.code:
+		case code != c.code || !errors.As(err, &re) || re.Code != c.code || launch.ErrExitCode(err) != c.code:
 			t.Errorf("%s: Run = %d, %v; want %d and a *RunError with that code", c.name, code, err, c.code)
 		case c.is != nil && !errors.Is(err, c.is):
 			t.Errorf("%s: %v; want errors.Is %v", c.name, err, c.is)

@@ -7,7 +7,7 @@ import (
 	"errors"
 )
 
-// noFollow: no O_NOFOLLOW here.
+// launch.NoFollow: no O_NOFOLLOW here.
 const noFollow = 0
 
 // Run needs what every verb that starts a node needs: see unsupported_other.go.

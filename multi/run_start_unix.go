@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/launch"
+
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -27,7 +29,7 @@ func (r *run) started(rn *runNode, res Result) {
 		r.byPID[rn.pid] = rn
 		if st, ok := r.early[rn.pid]; ok {
 			delete(r.early, rn.pid)
-			r.nodeExited(nodeExit{rn.pid, st})
+			r.nodeExited(launch.NodeExit{PID: rn.pid, Status: st})
 			return
 		}
 		if r.stopping {
@@ -49,14 +51,14 @@ func (r *run) started(rn *runNode, res Result) {
 		r.standbyStart(rn)
 		return
 	}
-	var ee *exitError
+	var ee *launch.ExitError
 	if errors.As(res.Err, &ee) {
-		r.onExit(rn, ee.status, res.Err)
+		r.onExit(rn, ee.Status, res.Err)
 		return
 	}
 	// It cannot run here (no program, a lock held elsewhere, ...): no
 	// policy makes that better.
-	r.decide(errExitCode(res.Err), res.Err)
+	r.decide(launch.ErrExitCode(res.Err), res.Err)
 	r.requestStop(rn.n.Name + " could not start")
 }
 
@@ -99,7 +101,7 @@ func (r *run) prepare(cmd *exec.Cmd, n nodes.Node) func(error) {
 	_, standby := r.standby[n.Name]
 	r.mu.Unlock()
 	if standby {
-		cmd.Env = append(cmd.Env, stepStandbyEnv+"=1")
+		cmd.Env = append(cmd.Env, launch.StepStandbyEnv+"=1")
 	}
 	var ends, reads []*os.File
 	if r.o.Stdout != nil {
@@ -111,7 +113,7 @@ func (r *run) prepare(cmd *exec.Cmd, n nodes.Node) func(error) {
 		er, ew, err2 := os.Pipe()
 		if err1 == nil && err2 == nil {
 			cmd.Stdout, cmd.Stderr = ow, ew
-			cmd.Env = append(cmd.Env, stepOutEnv+"=1")
+			cmd.Env = append(cmd.Env, launch.StepOutEnv+"=1")
 			ends, reads = []*os.File{ow, ew}, []*os.File{or, er}
 			return func(err error) {
 				for _, f := range ends {
@@ -183,25 +185,6 @@ func (r *run) copyLines(w io.Writer, name string, f *os.File) {
 		}
 		if err != nil {
 			return
-		}
-	}
-}
-
-// awaitLockFree blocks, in the kernel (F_SETLKW), until nobody holds a
-// lock on the pidfile at path, then lets go at once: the caller then tries
-// to take it as a node does. It reports false, at once, if the file cannot
-// be opened (but for a missing file: nothing to wait for).
-func awaitLockFree(path string) bool {
-	f, err := os.OpenFile(path, os.O_RDWR|noFollow, 0)
-	if err != nil {
-		return errors.Is(err, os.ErrNotExist)
-	}
-	defer f.Close() // closing drops the lock taken here
-	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: 0}
-	for {
-		err := syscall.FcntlFlock(f.Fd(), syscall.F_SETLKW, &lk)
-		if err != syscall.EINTR {
-			return err == nil
 		}
 	}
 }

@@ -10,20 +10,15 @@ import (
 	"os/exec"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/multi-launcher/multi/internal/launch"
 
 	"github.com/multi-launcher/multi/internal/pin"
 
 	"github.com/multi-launcher/multi/nodes"
-)
-
-// The exec step's run mode (see execStep): stepOutEnv keeps the inherited
-// stdout and stderr (Run's pipes) instead of opening the logfile;
-// stepStandbyEnv waits for a held lock instead of failing.
-const (
-	stepOutEnv     = "_MULTI_STEP_INHERIT_OUTPUT"
-	stepStandbyEnv = "_MULTI_STEP_WAIT_LOCK"
 )
 
 // endGrace bounds how long Run waits, once every lock is released, for the
@@ -47,8 +42,8 @@ const outputGrace = time.Second
 // could not be stopped through its pidfile ([ErrStopFailed]: the run then
 // signals its own child directly, and KILLs it after o.Stop.Timeout). With a
 // code other than 0 comes a [*RunError]: the node that decided it, why
-// (errors.Is: [ErrCommandNotFound], [ErrCommandNotExecutable],
-// [ErrExitedAtOnce], [ErrNodeExited], [ErrStopFailed],
+// (errors.Is: [launch.ErrCommandNotFound], [launch.ErrCommandNotExecutable],
+// [launch.ErrExitedAtOnce], [ErrNodeExited], [ErrStopFailed],
 // [ErrDuplicateNode], ...) and each node's last result. Another error
 // ([ErrRunUnderWay]) means the run did not begin.
 //
@@ -88,11 +83,13 @@ func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 	}
 	c = c.with(o.Stop)
 	c.Settle = -1
-	rp := newReaper()
-	if !active.CompareAndSwap(nil, rp) {
+	// Reaping is process-wide: one run at a time per process.
+	if !running.CompareAndSwap(false, true) {
 		return 1, fmt.Errorf("multi: run: %w", ErrRunUnderWay)
 	}
-	defer active.Store(nil)
+	defer running.Store(false)
+	rp := launch.NewReaper()
+	c.rp = rp
 	r := &run{c: c, o: o, rp: rp, byPID: map[int]*runNode{}, early: map[int]syscall.WaitStatus{},
 		events: make(chan func(), 64), done: make(chan struct{}), notifyAddr: o.NotifySocket}
 	if r.notifyAddr == "" {
@@ -128,7 +125,7 @@ func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 	go func() {
 		defer close(reaped)
 		for {
-			rp.reapAll()
+			rp.ReapAll()
 			select {
 			case <-chld:
 			case <-quit:
@@ -140,8 +137,8 @@ func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 		close(quit)
 		<-reaped
 	}()
-	rp.prepare = r.prepare
-	rp.standby = r.isStandby
+	rp.Prepare = r.prepare
+	rp.StandbyFor = r.isStandby
 	defer close(r.done)
 	return r.loop(ctx)
 }
@@ -151,7 +148,7 @@ func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 type run struct {
 	c  *Cluster
 	o  RunOptions
-	rp *reaper
+	rp *launch.Reaper
 
 	stops  chan os.Signal // TERM, INT, QUIT
 	fwd    chan os.Signal // the signals forwarded to the nodes
@@ -288,8 +285,8 @@ func (r *run) loop(ctx context.Context) (int, error) {
 		case <-ctxDone:
 			ctxDone = nil
 			r.requestStop("the caller's context ended")
-		case <-r.rp.wake:
-			for _, e := range r.rp.takeExits() {
+		case <-r.rp.Exits():
+			for _, e := range r.rp.TakeExits() {
 				r.nodeExited(e)
 			}
 		case f := <-r.events:
@@ -335,7 +332,7 @@ func (r *run) signal(sig syscall.Signal) {
 				if _, err := pin.SignalNode(rn.n.PidFile, rn.pid, syscall.SIGKILL, r.c.stop.Group); err != nil && !errors.Is(err, pin.ErrNotRunning) {
 					r.logf("%s: %v", rn.n.Name, err)
 					// Its own child all the same (see stopDirect).
-					if r.rp.signalKid(rn.pid, syscall.SIGKILL) == nil {
+					if r.rp.SignalKid(rn.pid, syscall.SIGKILL) == nil {
 						rn.stopFailed = true
 						r.decide(1, &NodeError{Node: rn.n.Name, Op: "run", Err: fmt.Errorf("%w: %w", ErrStopFailed, err)})
 						r.logf("%s: sent KILL to its process (pid %d), the run's own child", rn.n.Name, rn.pid)
@@ -354,3 +351,7 @@ func (r *run) signal(sig syscall.Signal) {
 		}
 	}
 }
+
+// running says a Run is under way in this process: it reaps every child
+// of the process (wait4(-1)), so there is at most one.
+var running atomic.Bool

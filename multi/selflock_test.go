@@ -98,7 +98,7 @@ func TestStartSelfLockWaitsForPid(t *testing.T) {
 	c.LockTimeout = time.Second
 	res, err := c.Start(context.Background())
 	if !errors.Is(err, multi.ErrNoLock) {
-		t.Fatalf("Start of a node that writes no pid: %v (%s); want ErrNoLock", err, res[0])
+		t.Fatalf("Start of a node that writes no pid: %v (%s); want launch.ErrNoLock", err, res[0])
 	}
 	if res[0].PID <= 1 {
 		t.Fatalf("Result.PID = %d; want the pid killed", res[0].PID)

@@ -3,6 +3,8 @@ package multi
 import (
 	"context"
 	"time"
+
+	"github.com/multi-launcher/multi/internal/launch"
 )
 
 // DefaultSettle is the settle window when [Cluster.Settle] is zero: long
@@ -26,15 +28,15 @@ func (c *Cluster) settle() time.Duration {
 // lock, and a node that exited in the window fails with its exit status
 // and its last log lines. It returns when the window is over, or ctx is
 // done (the nodes are then checked at once).
-func (c *Cluster) settleAll(ctx context.Context, kids []*child) {
+func (c *Cluster) settleAll(ctx context.Context, kids []*launch.Child) {
 	window := c.settle()
 	if window <= 0 {
 		return
 	}
 	var last time.Time
 	for _, ch := range kids {
-		if ch != nil && ch.born.After(last) {
-			last = ch.born
+		if ch != nil && ch.Born().After(last) {
+			last = ch.Born()
 		}
 	}
 	if last.IsZero() {

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os/exec"
 	"reflect"
 	"runtime"
-	"time"
+
+	"github.com/multi-launcher/multi/internal/launch"
 
 	"github.com/multi-launcher/multi/internal/pin"
 
@@ -67,7 +67,7 @@ func (c *Cluster) startAll(ctx context.Context, results []Result, verb func(int)
 	}
 	// Under a task limit, fewer workers, and this process's threads made
 	// now, before the nodes take the room.
-	workers, end, err := beginTasks(len(results), workers)
+	workers, end, err := launch.BeginTasks(len(results), workers)
 	if err != nil {
 		for i := range results {
 			if _, ok := verb(i); ok {
@@ -96,7 +96,7 @@ func (c *Cluster) startBatch(ctx context.Context, results []Result, workers int,
 			c.report(r)
 		}
 	})
-	kids := make([]*child, len(results))
+	kids := make([]*launch.Child, len(results))
 	for i, s := range started {
 		if s != nil {
 			kids[i] = s.child
@@ -116,19 +116,8 @@ func (c *Cluster) startBatch(ctx context.Context, results []Result, workers int,
 
 // started is a node spawned by startOne, not yet let go.
 type started struct {
-	child *child
+	child *launch.Child
 	undo  func() // puts back the record there was before
-}
-
-// A child is a node this process has started and not yet let go of.
-type child struct {
-	node nodes.Node
-	cmd  *exec.Cmd
-	pid  int
-	born time.Time
-	// logOff is the logfile's size before the node started: its own
-	// lines come after; -1 if unknown.
-	logOff int64
 }
 
 // finishStart checks a spawned node again once the settle window is over
@@ -136,14 +125,14 @@ type child struct {
 func (c *Cluster) finishStart(r *Result, s *started, verb string) {
 	ch := s.child
 	if c.settle() > 0 {
-		if err := ch.recheck(); err != nil {
+		if err := ch.Recheck(); err != nil {
 			s.undo()
 			r.fail("start", err)
 			return
 		}
 	}
-	ch.letGo(c.Detach)
-	r.PID = ch.pid
+	ch.LetGo(c.Detach)
+	r.PID = ch.PID()
 	r.Outcome = Started
 	switch verb {
 	case "restarted":
@@ -247,7 +236,7 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 		// The recorded process may run without its lock: a second copy
 		// would run beside it.
 		// One on its way out (stopped a moment ago) is waited for.
-		lost, stopping := c.lostProc(ctx, n, info, goneWait)
+		lost, stopping := c.lostProc(ctx, n, info, pin.GoneWait)
 		if stopping != 0 {
 			r.PID = stopping
 			r.fail("start", stoppingError(stopping))
@@ -260,7 +249,7 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 			return nil
 		}
 	}
-	standby := standbyStart(n)
+	standby := c.rp.Standby(n)
 	if !standby && infoErr == nil && (info.State == pidfile.Running || info.State == pidfile.Elsewhere) {
 		// Running already: its record is left as it is.
 		held := &pidfile.HeldError{Path: n.PidFile, PID: info.PID}
@@ -303,7 +292,7 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 		// starts of the node do not wait for the record lock meanwhile.
 		lk.Unlock()
 	}
-	ch, err := spawn(ctx, n, c.nodeEnv(n), c.LockTimeout)
+	ch, err := launch.Spawn(ctx, c.rp, n, c.nodeEnv(n), c.LockTimeout)
 	if standby {
 		if lk, err := nodes.LockRecord(context.WithoutCancel(ctx), rundir, n.Name); err == nil {
 			defer lk.Unlock()
@@ -323,8 +312,8 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 	}
 	if err != nil {
 		restore()
-		if ke := (*killedError)(nil); errors.As(err, &ke) {
-			r.PID = ke.pid
+		if ke := (*launch.KilledError)(nil); errors.As(err, &ke) {
+			r.PID = ke.PID
 		}
 		r.fail("start", err)
 		return nil
@@ -335,7 +324,7 @@ func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
 	// record is synced like the first write: a node never leaves a
 	// half-written record, and on a tmpfs such as /run it costs nothing.
 	var mine nodes.Started
-	if st, err := pin.Identify(ch.pid); err == nil {
+	if st, err := pin.Identify(ch.PID()); err == nil {
 		if err := nodes.WriteRecordStarted(rundir, n, st); err != nil {
 			r.recordErr(fmt.Errorf("could not record the node's process: %w", err))
 		} else {

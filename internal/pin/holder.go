@@ -103,3 +103,7 @@ func WaitOnItsWay(ctx context.Context, st nodes.Started, p nodes.Proc, released 
 // ErrNoPidfd: a lost process is signalled only through a pidfd, pinned
 // before its start time is checked; without pidfds it is not signalled.
 var ErrNoPidfd = errors.New("no pidfd to pin the lost process with (not signalled)")
+
+// GoneWait bounds how long Restart waits, after a node's lock is released,
+// for the process it signalled to be gone before it starts the node again.
+const GoneWait = 5 * time.Second

@@ -6,7 +6,9 @@
 package testutil
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 )
@@ -79,4 +81,23 @@ func BenchDir(b *testing.B) string {
 	}
 	b.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
+}
+
+// InChild runs the test named name again in a child process with env
+// set to 1, and fails if it fails there; it reports true in that child
+// (the test goes on) and false in the parent (the test is done). For a
+// test that reaps every child of its process (wait4(-1)), which must not
+// reap those of the other tests.
+func InChild(t *testing.T, name, env string) bool {
+	t.Helper()
+	if os.Getenv(env) == "1" {
+		return true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), env+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("--- PASS: "+name)) {
+		t.Fatalf("in a child process: %v\n%s", err, out)
+	}
+	return false
 }

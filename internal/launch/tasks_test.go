@@ -1,4 +1,4 @@
-package multi
+package launch
 
 import (
 	"errors"
@@ -43,7 +43,7 @@ func fakeRoom(t *testing.T, room *int, limit string) {
 func TestTaskAccountRefusesWithoutRoom(t *testing.T) {
 	room := 40
 	fakeRoom(t, &room, "pids.max 50 of cgroup /t")
-	workers, end, err := beginTasks(10, 8)
+	workers, end, err := BeginTasks(10, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestTaskAccountRefusesWithoutRoom(t *testing.T) {
 func TestBeginTasksNoRoom(t *testing.T) {
 	room := 5
 	fakeRoom(t, &room, "RLIMIT_NPROC (ulimit -u) 20 of uid 1000")
-	_, _, err := beginTasks(10, 8)
+	_, _, err := BeginTasks(10, 8)
 	var tl *TaskLimitError
 	if !errors.As(err, &tl) || tl.Limit != "RLIMIT_NPROC (ulimit -u) 20 of uid 1000" {
 		t.Fatalf("beginTasks = %v, want a TaskLimitError naming the limit", err)
@@ -114,7 +114,7 @@ func TestBeginTasksNoRoom(t *testing.T) {
 func TestBeginTasksAmpleRoom(t *testing.T) {
 	room := 4915
 	fakeRoom(t, &room, "pids.max 4915 of cgroup /t")
-	workers, end, err := beginTasks(200, 8)
+	workers, end, err := BeginTasks(200, 8)
 	if err != nil || workers != 8 {
 		t.Fatalf("beginTasks(200) = %d, %v; want 8 workers", workers, err)
 	}
@@ -122,7 +122,7 @@ func TestBeginTasksAmpleRoom(t *testing.T) {
 		t.Errorf("counted a start with ample room: %v", err)
 	}
 	end()
-	_, end, err = beginTasks(2000, 8)
+	_, end, err = BeginTasks(2000, 8)
 	if err != nil {
 		t.Fatal(err)
 	}

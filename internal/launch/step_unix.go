@@ -1,6 +1,6 @@
 //go:build unix
 
-package multi
+package launch
 
 import (
 	"errors"
@@ -61,7 +61,7 @@ func execStep(args []string, selfLock bool) {
 		}
 	}
 	// The $PATH to look the command up on, which the node's environment
-	// may not have (see [lookPATH]).
+	// may not have (see [LookPATH]).
 	lookup, hasLookup := os.LookupEnv(stepPathEnv)
 	os.Unsetenv(stepPathEnv)
 	if hasLookup {
@@ -92,9 +92,9 @@ func execStep(args []string, selfLock bool) {
 	}
 	// Run mode (see [Cluster.Run]): output to the inherited pipes, and a
 	// held lock waited for.
-	inherit, standby := os.Getenv(stepOutEnv) != "", os.Getenv(stepStandbyEnv) != ""
-	os.Unsetenv(stepOutEnv)
-	os.Unsetenv(stepStandbyEnv)
+	inherit, standby := os.Getenv(StepOutEnv) != "", os.Getenv(StepStandbyEnv) != ""
+	os.Unsetenv(StepOutEnv)
+	os.Unsetenv(StepStandbyEnv)
 
 	var lock *pidfile.Lock
 	if selfLock {
@@ -111,7 +111,7 @@ func execStep(args []string, selfLock bool) {
 		var err error
 		lock, err = pidfile.Acquire(pidPath)
 		var held *pidfile.HeldError
-		for standby && errors.As(err, &held) && awaitLockFree(pidPath) {
+		for standby && errors.As(err, &held) && AwaitLockFree(pidPath) {
 			lock, err = pidfile.Acquire(pidPath)
 		}
 		if errors.As(err, &held) {
@@ -263,7 +263,7 @@ func stepEnviron(env []string, step string, n nodes.Node) []string {
 		}
 	}
 	lookup := ""
-	if p, ok := lookPATH(env); ok {
+	if p, ok := LookPATH(env); ok {
 		lookup = "=" + p
 	}
 	out := append(env[:len(env):len(env)], stepEnv+"="+step, nodes.EnvNode+"="+n.FullName(),
@@ -277,4 +277,31 @@ func stepEnviron(env []string, step string, n nodes.Node) []string {
 		out = append(out, nodes.SharedEnv+"="+shared)
 	}
 	return out
+}
+
+// The exec step's run mode (see execStep): StepOutEnv keeps the inherited
+// stdout and stderr (Run's pipes) instead of opening the logfile;
+// StepStandbyEnv waits for a held lock instead of failing.
+const (
+	StepOutEnv     = "_MULTI_STEP_INHERIT_OUTPUT"
+	StepStandbyEnv = "_MULTI_STEP_WAIT_LOCK"
+)
+
+// AwaitLockFree blocks, in the kernel (F_SETLKW), until nobody holds a
+// lock on the pidfile at path, then lets go at once: the caller then tries
+// to take it as a node does. It reports false, at once, if the file cannot
+// be opened (but for a missing file: nothing to wait for).
+func AwaitLockFree(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDWR|NoFollow, 0)
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	defer f.Close() // closing drops the lock taken here
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: 0}
+	for {
+		err := syscall.FcntlFlock(f.Fd(), syscall.F_SETLKW, &lk)
+		if err != syscall.EINTR {
+			return err == nil
+		}
+	}
 }

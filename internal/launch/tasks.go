@@ -1,4 +1,4 @@
-package multi
+package launch
 
 import (
 	"errors"
@@ -135,12 +135,12 @@ const remeasureEvery = 100 * time.Millisecond
 // tasks their own children may make meanwhile, leave room.
 func ampleRoom(n, need int) int { return n*stepTasks + 2*need + 256 }
 
-// beginTasks readies a start of n nodes for the task limits that apply to
+// BeginTasks readies a start of n nodes for the task limits that apply to
 // this process, if any: it lowers workers (and GOMAXPROCS, until end) so
 // that this process's own threads take a small share of the room, and
 // makes those threads now. It fails, changing nothing, when not even they
 // fit.
-func beginTasks(n, workers int) (int, func(), error) {
+func BeginTasks(n, workers int) (int, func(), error) {
 	room, limit, ok := readTaskRoom()
 	if !ok || room >= ampleRoom(n, runtime.GOMAXPROCS(0)+workers+threadSlack) {
 		return workers, func() {}, nil

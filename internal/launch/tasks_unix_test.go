@@ -1,6 +1,6 @@
 //go:build unix
 
-package multi
+package launch
 
 import (
 	"errors"
@@ -12,13 +12,13 @@ import (
 // told the limit, the likely reason; with room, or for another failure,
 // nothing is added. The error still matches what it did.
 func TestLimitHint(t *testing.T) {
-	exited := &exitError{status: 2 << 8, err: fmt.Errorf("%w (exit status 2; see w1.log)", ErrExitedAtOnce)}
+	exited := &ExitError{Status: 2 << 8, Err: fmt.Errorf("%w (exit status 2; see w1.log)", ErrExitedAtOnce)}
 	room := 3
 	fakeRoom(t, &room, "pids.max 25 of cgroup /t")
 	err := withLimitHint(exited)
-	var ee *exitError
-	if !errors.Is(err, ErrExitedAtOnce) || !errors.As(err, &ee) || errExitCode(err) != 2 {
-		t.Errorf("the hint lost the error: %v (exit code %d)", err, errExitCode(err))
+	var ee *ExitError
+	if !errors.Is(err, ErrExitedAtOnce) || !errors.As(err, &ee) || ErrExitCode(err) != 2 {
+		t.Errorf("the hint lost the error: %v (exit code %d)", err, ErrExitCode(err))
 	}
 	if want := "exited at once (exit status 2; see w1.log); only 3 tasks were left under the pids.max 25 of cgroup /t: it may have found none to make"; err.Error() != want {
 		t.Errorf("with 3 tasks left:\n got %s\nwant %s", err, want)

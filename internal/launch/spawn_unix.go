@@ -1,6 +1,6 @@
 //go:build unix
 
-package multi
+package launch
 
 import (
 	"bytes"
@@ -24,13 +24,13 @@ import (
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
-// spawn starts node n through the exec step and returns it once the node
+// Spawn starts node n through the exec step and returns it once the node
 // has exec'd its command holding its lock, or the reason it did not. A
 // self-locking node is given up to lockTimeout to take its lock, and no
 // longer than ctx lasts. The child
 // is still this process's, unreaped: the caller checks it again when the
 // settle window ends ([child.recheck]) and then lets it go.
-func spawn(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Duration) (*child, error) {
+func Spawn(ctx context.Context, rp *Reaper, n nodes.Node, env []string, lockTimeout time.Duration) (*Child, error) {
 	self, err := selfExe()
 	if err != nil {
 		return nil, err
@@ -39,13 +39,13 @@ func spawn(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Dur
 	if err != nil {
 		return nil, err
 	}
-	ch, err := spawnStep(ctx, n, env, lockTimeout, self)
+	ch, err := spawnStep(ctx, rp, n, env, lockTimeout, self)
 	done(err == nil)
 	return ch, withLimitHint(err)
 }
 
-// spawnStep is spawn through the exec step, the program self.
-func spawnStep(ctx context.Context, n nodes.Node, env []string, lockTimeout time.Duration, self string) (*child, error) {
+// spawnStep is Spawn through the exec step, the program self.
+func spawnStep(ctx context.Context, rp *Reaper, n nodes.Node, env []string, lockTimeout time.Duration, self string) (*Child, error) {
 	extra := []*os.File{nil}
 	if n.Dir != "" {
 		// The step changes to the folder the walk reached (see stepDirEnv).
@@ -61,7 +61,7 @@ func spawnStep(ctx context.Context, n nodes.Node, env []string, lockTimeout time
 		return nil, err
 	}
 	extra[0] = w
-	ch := &child{node: n, born: time.Now()}
+	ch := &Child{node: n, born: time.Now(), rp: rp}
 	if st, err := os.Stat(n.LogFile); err == nil {
 		ch.logOff = st.Size() // the log is appended to: show only this run's lines
 	}
@@ -77,8 +77,8 @@ func spawnStep(ctx context.Context, n nodes.Node, env []string, lockTimeout time
 		ExtraFiles:  extra,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
-	started := prepareRun(cmd, n)
-	err = startChild(cmd)
+	started := rp.prepareRun(cmd, n)
+	err = rp.startChild(cmd)
 	w.Close()
 	started(err)
 	if err != nil {
@@ -87,7 +87,7 @@ func spawnStep(ctx context.Context, n nodes.Node, env []string, lockTimeout time
 	ch.cmd, ch.pid = cmd, cmd.Process.Pid
 	msg, _ := io.ReadAll(r)
 	if len(msg) > 0 {
-		waitChild(cmd)
+		rp.waitChild(cmd)
 		kind, text, _ := bytes.Cut(msg, []byte(" "))
 		switch string(kind) {
 		case "noent":
@@ -100,7 +100,7 @@ func spawnStep(ctx context.Context, n nodes.Node, env []string, lockTimeout time
 			return nil, &pidfile.HeldError{Path: n.PidFile, PID: pid}
 		}
 		if string(kind) == "foreign" {
-			return nil, &stepError{msg: string(text), is: ErrForeignLock}
+			return nil, &stepError{msg: string(text), is: pidfile.ErrForeignLock}
 		}
 		return nil, errors.New(string(text))
 	}
@@ -108,7 +108,7 @@ func spawnStep(ctx context.Context, n nodes.Node, env []string, lockTimeout time
 	// died without a word. The lock tells which, and whether the command
 	// is still running.
 	if n.SelfLock {
-		_, err = awaitOwnLock(ctx, cmd, n, lockTimeout)
+		_, err = awaitOwnLock(ctx, rp, cmd, n, lockTimeout)
 	} else {
 		_, err = ch.confirm()
 	}
@@ -138,10 +138,10 @@ func selfExe() (string, error) {
 	return self, nil
 }
 
-// letGo hands the child over: reaped when it exits, or with detach
+// LetGo hands the child over: reaped when it exits, or with detach
 // released at once.
-func (ch *child) letGo(detach bool) {
-	if handOver(ch.cmd) {
+func (ch *Child) LetGo(detach bool) {
+	if ch.rp.handOver(ch.cmd) {
 		return // to Run's reaper
 	}
 	if detach {
@@ -151,10 +151,10 @@ func (ch *child) letGo(detach bool) {
 	}
 }
 
-// recheck confirms, at the end of the settle window, that the child still
+// Recheck confirms, at the end of the settle window, that the child still
 // runs holding its lock (a self-locking node's holder may be a process of
 // its session); otherwise it is dealt with as confirm does.
-func (ch *child) recheck() error {
+func (ch *Child) Recheck() error {
 	if ch.node.SelfLock {
 		info, err := pidfile.Inspect(ch.node.PidFile)
 		if err == nil && info.State == pidfile.Running && info.PID > 0 {
@@ -188,11 +188,11 @@ var errLockDropped = errors.New("let go of its pidfile's lock while running (a n
 // cannot name another process), waits for it, removes the stale pidfile and
 // says why. It never blocks on a command that keeps running.
 func confirm(cmd *exec.Cmd, n nodes.Node) (*os.Process, error) {
-	ch := &child{node: n, cmd: cmd, pid: cmd.Process.Pid, logOff: -1}
+	ch := &Child{node: n, cmd: cmd, pid: cmd.Process.Pid, logOff: -1}
 	return ch.confirm()
 }
 
-func (ch *child) confirm() (*os.Process, error) {
+func (ch *Child) confirm() (*os.Process, error) {
 	cmd, n := ch.cmd, ch.node
 	info, err := pidfile.Inspect(n.PidFile)
 	if err == nil && info.State == pidfile.Running && info.PID == cmd.Process.Pid {
@@ -202,7 +202,7 @@ func (ch *child) confirm() (*os.Process, error) {
 	if !exited(cmd.Process.Pid) && !onItsWay(cmd.Process.Pid, err == nil && info.State == pidfile.Absent) {
 		killed = cmd.Process.Signal(syscall.SIGKILL) == nil
 	}
-	ws, werr := waitChild(cmd)
+	ws, werr := ch.rp.waitChild(cmd)
 	if werr != nil {
 		return nil, werr
 	}
@@ -210,7 +210,7 @@ func (ch *child) confirm() (*os.Process, error) {
 	if killed && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
 		return nil, fmt.Errorf("%w; killed it (pid %d; see %s)", errLockDropped, cmd.Process.Pid, seeLog(cmd, n))
 	}
-	msg := fmt.Sprintf("(%s; see %s)", describeExit(ws), seeLog(cmd, n))
+	msg := fmt.Sprintf("(%s; see %s)", DescribeExit(ws), seeLog(cmd, n))
 	if ch.logOff >= 0 && cmd.Stdout == nil {
 		if tail := logTail(n.LogFile, ch.logOff, tailLines); tail != "" {
 			msg += "; its log ends: " + tail
@@ -227,7 +227,7 @@ func (ch *child) confirm() (*os.Process, error) {
 		msg += fmt.Sprintf("; processes of its session remain: %s; the command seems to daemonize itself: run it in the foreground (not signalled)",
 			strings.Join(names, ", "))
 	}
-	return nil, &exitError{status: ws, err: fmt.Errorf("%w %s", ErrExitedAtOnce, msg)}
+	return nil, &ExitError{Status: ws, Err: fmt.Errorf("%w %s", ErrExitedAtOnce, msg)}
 }
 
 // onItsWay reports whether pid, this process's unreaped child whose lock
@@ -241,7 +241,7 @@ func onItsWay(pid int, released bool) bool {
 	if err != nil {
 		return false
 	}
-	return pin.WaitOnItsWay(context.Background(), nodes.Started{PID: pid, StartTicks: p.StartTicks}, p, released, goneWait)
+	return pin.WaitOnItsWay(context.Background(), nodes.Started{PID: pid, StartTicks: p.StartTicks}, p, released, pin.GoneWait)
 }
 
 // seeLog is where the node's output went: its logfile, or under Run,
@@ -253,8 +253,8 @@ func seeLog(cmd *exec.Cmd, n nodes.Node) string {
 	return n.LogFile
 }
 
-// describeExit says how a process ended: "exit status 3", "killed by KILL".
-func describeExit(ws syscall.WaitStatus) string {
+// DescribeExit says how a process ended: "exit status 3", "killed by KILL".
+func DescribeExit(ws syscall.WaitStatus) string {
 	if ws.Signaled() {
 		return "killed by " + pin.SignalName(ws.Signal())
 	}
@@ -264,8 +264,8 @@ func describeExit(ws syscall.WaitStatus) string {
 // waitChild waits for cmd's process, this process's child, to exit and
 // returns how it ended. Under [Cluster.Run] the run's reaper is the only
 // waiter of the process and hands the status over.
-func waitChild(cmd *exec.Cmd) (syscall.WaitStatus, error) {
-	if ws, ok := waitReaped(cmd); ok {
+func (rp *Reaper) waitChild(cmd *exec.Cmd) (syscall.WaitStatus, error) {
+	if ws, ok := rp.waitReaped(cmd); ok {
 		return ws, nil
 	}
 	st, err := cmd.Process.Wait()

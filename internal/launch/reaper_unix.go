@@ -1,13 +1,12 @@
 //go:build unix
 
-package multi
+package launch
 
 import (
 	"fmt"
 	"os"
 	"os/exec"
 	"sync"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/multi-launcher/multi/internal/pin"
@@ -15,34 +14,34 @@ import (
 	"github.com/multi-launcher/multi/nodes"
 )
 
-// noFollow opens a file without following a link.
-const noFollow = syscall.O_NOFOLLOW
+// NoFollow opens a file without following a link.
+const NoFollow = syscall.O_NOFOLLOW
 
 // A reaper is the one waiter of a running [Cluster.Run]: a wait4(-1) loop
 // woken by SIGCHLD that reaps every child, nodes and orphans alike. Mixing
 // such a loop with exec.Cmd.Wait would let one steal the other's children
-// (go-reaper#2), so under Run nothing else waits: spawn, confirm and the
+// (go-reaper#2), so under Run nothing else waits: Spawn, confirm and the
 // settle checks get a node's status from the reaper ([waitChild]), and a
 // node let go is handed over to it ([handOver]).
 //
 // Forking and reaping exclude each other (forkMu): a child is registered
 // before the reaper can reap it, so its status is never taken for an
 // orphan's.
-type reaper struct {
+type Reaper struct {
 	forkMu sync.RWMutex
 
 	mu      sync.Mutex
 	kids    map[int]*kid
-	exits   []nodeExit // statuses of handed-over nodes, for Run
+	exits   []NodeExit // statuses of handed-over nodes, for Run
 	wake    chan struct{}
 	orphans int // orphans reaped: not ours, collected all the same
 
-	// prepare, if set, readies a node's exec step before its start; the
+	// Prepare, if set, readies a node's exec step before its start; the
 	// function it returns learns whether the start worked.
-	prepare func(cmd *exec.Cmd, n nodes.Node) func(error)
-	// standby, if set, reports whether a start of n waits for its lock
+	Prepare func(cmd *exec.Cmd, n nodes.Node) func(error)
+	// StandbyFor, if set, reports whether a start of n waits for its lock
 	// (--wait-for-lock) for as long as it takes.
-	standby func(n nodes.Node) bool
+	StandbyFor func(n nodes.Node) bool
 }
 
 // A kid is a child started through the reaper.
@@ -52,22 +51,20 @@ type kid struct {
 	handed bool // let go: its exit goes to Run
 }
 
-// nodeExit is a node's process that ended.
-type nodeExit struct {
-	pid    int
-	status syscall.WaitStatus
+// NodeExit is a node's process that ended.
+type NodeExit struct {
+	PID    int
+	Status syscall.WaitStatus
 }
 
-// active is the reaper of the Run under way in this process, if any:
-// reaping is process-wide, so there is at most one.
-var active atomic.Pointer[reaper]
-
-func newReaper() *reaper {
-	return &reaper{kids: map[int]*kid{}, wake: make(chan struct{}, 1)}
+// NewReaper returns a reaper with no child yet. Reaping is process-wide:
+// one process has at most one reaper at a time, owned by its supervisor.
+func NewReaper() *Reaper {
+	return &Reaper{kids: map[int]*kid{}, wake: make(chan struct{}, 1)}
 }
 
-// reapAll reaps every child that has exited, without blocking.
-func (rp *reaper) reapAll() {
+// ReapAll reaps every child that has exited, without blocking.
+func (rp *Reaper) ReapAll() {
 	rp.forkMu.Lock()
 	defer rp.forkMu.Unlock()
 	for {
@@ -88,7 +85,7 @@ func (rp *reaper) reapAll() {
 			close(k.done)
 			if k.handed {
 				delete(rp.kids, pid)
-				rp.post(nodeExit{pid, ws})
+				rp.post(NodeExit{pid, ws})
 			}
 		}
 		rp.mu.Unlock()
@@ -96,7 +93,7 @@ func (rp *reaper) reapAll() {
 }
 
 // post queues a node's exit for Run; rp.mu is held.
-func (rp *reaper) post(e nodeExit) {
+func (rp *Reaper) post(e NodeExit) {
 	rp.exits = append(rp.exits, e)
 	select {
 	case rp.wake <- struct{}{}:
@@ -104,8 +101,12 @@ func (rp *reaper) post(e nodeExit) {
 	}
 }
 
-// takeExits returns the node exits queued since the last call.
-func (rp *reaper) takeExits() []nodeExit {
+// Exits is where the reaper says that node exits are queued, for
+// [Reaper.TakeExits].
+func (rp *Reaper) Exits() <-chan struct{} { return rp.wake }
+
+// TakeExits returns the node exits queued since the last call.
+func (rp *Reaper) TakeExits() []NodeExit {
 	rp.mu.Lock()
 	defer rp.mu.Unlock()
 	e := rp.exits
@@ -115,8 +116,7 @@ func (rp *reaper) takeExits() []nodeExit {
 
 // startChild starts cmd; under Run, registered with the reaper before the
 // reaper can reap it.
-func startChild(cmd *exec.Cmd) error {
-	rp := active.Load()
+func (rp *Reaper) startChild(cmd *exec.Cmd) error {
 	if rp == nil {
 		return cmd.Start()
 	}
@@ -133,25 +133,22 @@ func startChild(cmd *exec.Cmd) error {
 
 // prepareRun readies cmd, the exec step of n, for Run (its output, its
 // wait for a held lock); the function returned is told how the start went.
-func prepareRun(cmd *exec.Cmd, n nodes.Node) func(error) {
-	rp := active.Load()
-	if rp == nil || rp.prepare == nil {
+func (rp *Reaper) prepareRun(cmd *exec.Cmd, n nodes.Node) func(error) {
+	if rp == nil || rp.Prepare == nil {
 		return func(error) {}
 	}
-	return rp.prepare(cmd, n)
+	return rp.Prepare(cmd, n)
 }
 
-// standbyStart reports whether the start of n under way waits for its
+// Standby reports whether the start of n under way waits for its
 // lock for as long as it takes (Run's standby).
-func standbyStart(n nodes.Node) bool {
-	rp := active.Load()
-	return rp != nil && rp.standby != nil && rp.standby(n)
+func (rp *Reaper) Standby(n nodes.Node) bool {
+	return rp != nil && rp.StandbyFor != nil && rp.StandbyFor(n)
 }
 
 // waitReaped waits for cmd's process through Run's reaper, if Run is under
 // way and started it.
-func waitReaped(cmd *exec.Cmd) (syscall.WaitStatus, bool) {
-	rp := active.Load()
+func (rp *Reaper) waitReaped(cmd *exec.Cmd) (syscall.WaitStatus, bool) {
 	if rp == nil {
 		return 0, false
 	}
@@ -171,8 +168,7 @@ func waitReaped(cmd *exec.Cmd) (syscall.WaitStatus, bool) {
 
 // handOver gives a started node's process to Run's reaper, which reports
 // its exit to Run; false when no Run is under way.
-func handOver(cmd *exec.Cmd) bool {
-	rp := active.Load()
+func (rp *Reaper) handOver(cmd *exec.Cmd) bool {
 	if rp == nil {
 		return false
 	}
@@ -186,18 +182,18 @@ func handOver(cmd *exec.Cmd) bool {
 	select {
 	case <-k.done: // reaped already
 		delete(rp.kids, cmd.Process.Pid)
-		rp.post(nodeExit{cmd.Process.Pid, k.status})
+		rp.post(NodeExit{cmd.Process.Pid, k.status})
 	default:
 	}
 	cmd.Process.Release()
 	return true
 }
 
-// signalKid sends sig to pid, a child started through the reaper, only
+// SignalKid sends sig to pid, a child started through the reaper, only
 // while it is not reaped: until then its pid cannot be another process's.
 // Reaping waits meanwhile (forkMu), so the check holds until the signal
 // is sent. For a node whose lock cannot be reached (see run.stopDirect).
-func (rp *reaper) signalKid(pid int, sig syscall.Signal) error {
+func (rp *Reaper) SignalKid(pid int, sig syscall.Signal) error {
 	rp.forkMu.RLock()
 	defer rp.forkMu.RUnlock()
 	rp.mu.Lock()
@@ -212,7 +208,7 @@ func (rp *reaper) signalKid(pid int, sig syscall.Signal) error {
 	default:
 	}
 	if pid <= 1 || pid == os.Getpid() {
-		return fmt.Errorf("%w %d", ErrUnsafePID, pid)
+		return fmt.Errorf("%w %d", pin.ErrUnsafePID, pid)
 	}
 	return syscall.Kill(pid, sig)
 }

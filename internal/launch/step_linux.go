@@ -1,10 +1,30 @@
-package multi
+package launch
+
+// The exec step's system-specific parts on Linux: its name, dup3,
+// its signal mask.
 
 import (
-	"unsafe"
-
 	"golang.org/x/sys/unix"
+	"os"
+	"path/filepath"
+	"strings"
+	"unsafe"
 )
+
+// nameStep gives the exec step, started as /proc/self/exe (so named "exe"
+// by the kernel), its program's own name, as ps and /proc/PID/comm show
+// it for the moment before it execs the node's command.
+func nameStep() {
+	self, err := os.Readlink(procSelfExe)
+	if err != nil {
+		return
+	}
+	name := strings.TrimSuffix(filepath.Base(self), " (deleted)")
+	os.WriteFile("/proc/self/comm", []byte(name), 0) // the kernel cuts it to 15 bytes
+}
+
+// dup2 makes newfd a copy of oldfd (dup3(2): linux/arm64 has no dup2).
+func dup2(oldfd, newfd int) error { return unix.Dup3(oldfd, newfd, 0) }
 
 // unblockSignals empties this thread's signal mask, which an exec from
 // it hands to the node, and sets signals 32 and 33 to their default: Go's

@@ -1,6 +1,6 @@
 //go:build unix
 
-package multi
+package launch
 
 import (
 	"context"
@@ -31,9 +31,9 @@ const DefaultLockTimeout = 10 * time.Second
 // first, or the timeout runs out, or ctx ends, or another instance takes
 // the lock, the node is killed (it is this process's unreaped child, so its
 // pid names no other process) and start fails with the reason: ctx's error
-// when ctx ended. A node killed while it ran fails with a [*killedError]
+// when ctx ended. A node killed while it ran fails with a [*KilledError]
 // that names its pid.
-func awaitOwnLock(ctx context.Context, cmd *exec.Cmd, n nodes.Node, timeout time.Duration) (*os.Process, error) {
+func awaitOwnLock(ctx context.Context, rp *Reaper, cmd *exec.Cmd, n nodes.Node, timeout time.Duration) (*os.Process, error) {
 	pid := cmd.Process.Pid
 	if timeout <= 0 {
 		timeout = DefaultLockTimeout
@@ -44,9 +44,9 @@ func awaitOwnLock(ctx context.Context, cmd *exec.Cmd, n nodes.Node, timeout time
 		if !exited(pid) {
 			killChild(pid)
 		}
-		ws, werr := waitChild(cmd)
+		ws, werr := rp.waitChild(cmd)
 		if werr == nil && err == nil {
-			err = &exitError{status: ws, err: fmt.Errorf("%w before taking its lock (%s; see %s)", ErrExitedAtOnce, describeExit(ws), n.LogFile)}
+			err = &ExitError{Status: ws, Err: fmt.Errorf("%w before taking its lock (%s; see %s)", ErrExitedAtOnce, DescribeExit(ws), n.LogFile)}
 		}
 		return nil, err
 	}
@@ -80,11 +80,11 @@ func awaitOwnLock(ctx context.Context, cmd *exec.Cmd, n nodes.Node, timeout time
 			return giveUp(nil)
 		}
 		if time.Now().After(deadline) && lockedBy != 0 {
-			return giveUp(&killedError{pid: pid, err: fmt.Errorf("%w: pid %d locked it but did not write its pid there within %s (see %s); killed it (pid %d)",
+			return giveUp(&KilledError{PID: pid, Err: fmt.Errorf("%w: pid %d locked it but did not write its pid there within %s (see %s); killed it (pid %d)",
 				ErrNoLock, lockedBy, timeout, n.LogFile, pid)})
 		}
 		if time.Now().After(deadline) {
-			return giveUp(&killedError{pid: pid, err: fmt.Errorf("%w within %s (it must lock $%s; see %s); killed it (pid %d)",
+			return giveUp(&KilledError{PID: pid, Err: fmt.Errorf("%w within %s (it must lock $%s; see %s); killed it (pid %d)",
 				ErrNoLock, timeout, pidfile.EnvPidfile, n.LogFile, pid)})
 		}
 		// The caller's deadline or cancel ends the wait at once, not at
@@ -93,7 +93,7 @@ func awaitOwnLock(ctx context.Context, cmd *exec.Cmd, n nodes.Node, timeout time
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return giveUp(&killedError{pid: pid, err: fmt.Errorf("%w; it had not locked its pidfile (see %s); killed it (pid %d)",
+			return giveUp(&KilledError{PID: pid, Err: fmt.Errorf("%w; it had not locked its pidfile (see %s); killed it (pid %d)",
 				ctx.Err(), n.LogFile, pid)})
 		case <-t.C:
 		}

@@ -1,0 +1,38 @@
+//go:build unix && !linux
+
+package launch
+
+// Every Unix but Linux: no /proc/self/comm to name the step, no way to
+// set the mask the exec hands on, no pidfd to reap on, no task limits read.
+
+import (
+	"golang.org/x/sys/unix"
+	"os/exec"
+)
+
+// nameStep has nothing to do: the step is started by its program's path,
+// which names it.
+func nameStep() {}
+
+// dup2 makes newfd a copy of oldfd.
+func dup2(oldfd, newfd int) error { return unix.Dup2(oldfd, newfd) }
+
+// unblockSignals has no portable way here to set the mask the exec
+// hands on: a node keeps the signals its caller blocked.
+func unblockSignals() {}
+
+// reap collects the exit status of a node this process started, when it
+// exits, so that a long-running orchestrator does not fill up with zombies.
+func reap(cmd *exec.Cmd) { go cmd.Wait() }
+
+// exited would report whether the child pid has exited without reaping it.
+// Without waitid's WNOWAIT everywhere, it says no: the caller then sends
+// SIGKILL to its own unreaped child, which does nothing to one that exited,
+// and tells the two apart from the exit status.
+func exited(pid int) bool { return false }
+
+// taskRoom would say how many more tasks this process may make; only
+// Linux's limits (cgroups, RLIMIT_NPROC counted per uid) are read, so
+// here none is known, and a fork refused for want of one still fails its
+// node with [TaskLimitError].
+func taskRoom() (room int, limit string, ok bool) { return 0, "", false }

@@ -1,0 +1,36 @@
+//go:build !unix
+
+package launch
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/multi-launcher/multi/nodes"
+)
+
+// Nodes need sessions, POSIX record locks and exec: off Unix nothing
+// starts, and every start fails with errors.ErrUnsupported.
+
+// A Reaper would be a foreground run's one waiter; there is none here.
+type Reaper struct{}
+
+// Standby: no start waits for a lock here.
+func (rp *Reaper) Standby(n nodes.Node) bool { return false }
+
+// Spawn fails: there is no exec step here.
+func Spawn(_ context.Context, rp *Reaper, n nodes.Node, env []string, lockTimeout time.Duration) (*Child, error) {
+	return nil, errors.ErrUnsupported
+}
+
+// Recheck fails: no node was started.
+func (ch *Child) Recheck() error { return errors.ErrUnsupported }
+
+// LetGo has nothing to let go of.
+func (ch *Child) LetGo(detach bool) {}
+
+// DefaultLockTimeout is how long a start waits for a self-locking node.
+const DefaultLockTimeout = 10 * time.Second
+
+func taskRoom() (room int, limit string, ok bool) { return 0, "", false }
