@@ -1,31 +1,31 @@
 package multi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/launch"
+	"github.com/multi-launcher/multi/internal/supervise"
 	"github.com/multi-launcher/multi/nodes"
 )
 
-// Errors of a node whose command cannot be run; [Cluster.Run] exits with
-// 127 and 126 for them, as tini and the shells do.
-
 // Errors of [Cluster.Run], which its [*RunError] wraps (as it wraps
-// [launch.ErrCommandNotFound], [launch.ErrCommandNotExecutable], [launch.ErrExitedAtOnce] and
+// [ErrCommandNotFound], [ErrCommandNotExecutable], [ErrExitedAtOnce] and
 // [ErrDuplicateNode] when they decide the run's end).
 var (
 	// ErrRunUnderWay: another Run is under way in this process; reaping is
 	// process-wide, so there is at most one.
-	ErrRunUnderWay = errors.New("another run is under way in this process")
+	ErrRunUnderWay = supervise.ErrRunUnderWay
 	// ErrNodeExited: a node of the run exited on its own; with OnExit
 	// [StopAll] or [Ignore] its exit status decides the run's.
-	ErrNodeExited = errors.New("exited")
+	ErrNodeExited = supervise.ErrNodeExited
 	// ErrStopFailed: the run could not stop a node through its pidfile
 	// (see [Cluster.Run]).
-	ErrStopFailed = errors.New("could not stop it through its pidfile")
+	ErrStopFailed = supervise.ErrStopFailed
 )
 
 // A RunError is how a [Cluster.Run] that did not end cleanly ended: the
@@ -144,22 +144,13 @@ func (o RunOptions) backoff() (first, max time.Duration) {
 	return first, max
 }
 
-// runTagExt names the tag [Cluster.Run] leaves in the rundir for each
-// node it runs: RUNDIR/NAME.run. A stop, stopwait, kill or restart from
-// another shell removes it before it signals the node, so when Run sees
-// the node exit with its tag gone, the node was stopped on purpose and is
-// not a failure. Removed before the signal, the tag is already gone when
-// the exit is seen: no race with the exit, whatever the node's exit code
-// (a celery worker exits 0 on TERM, another program 143).
-const runTagExt = ".run"
-
 // untagRun removes the node's run tag when op with sig asks the node to
 // end; without a run there is none, and nothing happens. The rundir is
 // reached without following an untrusted link: one swapped for a link
 // makes root remove nothing elsewhere.
 func (c *Cluster) untagRun(name string, op string, sig syscall.Signal) {
 	if endsNode(op, sig) {
-		nodes.RemoveIn(c.rundir(), name+runTagExt)
+		nodes.RemoveIn(c.rundir(), name+supervise.TagExt)
 	}
 }
 
@@ -176,4 +167,150 @@ func endsNode(op string, sig syscall.Signal) bool {
 		return true
 	}
 	return false
+}
+
+// Run starts every node as [Cluster.Start] does (each node's own process
+// holds its locked pidfile, so status, stop, stopwait, kill and logs work
+// on them from another shell) and stays in the foreground, as a
+// container's PID 1 or a systemd Type=notify service, until they are
+// stopped. It returns the exit code the run should end with, as tini
+// reports it: the first node that exited unexpectedly decides (its exit
+// code, or 128+signal; 127 when its program does not exist, 126 when it
+// cannot be executed; 1 for another failure to start); after a requested
+// stop, 0 when every node exited 0 or by the stop signal; 1 when a node
+// could not be stopped through its pidfile ([ErrStopFailed]: the run then
+// signals its own child directly, and KILLs it after o.Stop.Timeout). With a
+// code other than 0 comes a [*RunError]: the node that decided it, why
+// (errors.Is: [ErrCommandNotFound], [ErrCommandNotExecutable],
+// [ErrExitedAtOnce], [ErrNodeExited], [ErrStopFailed],
+// [ErrDuplicateNode], ...) and each node's last result. Another error
+// ([ErrRunUnderWay]) means the run did not begin.
+//
+// A library caller gets its process back as it was: the child subreaper
+// flag as it found it, and its signal handling (Run only adds channels of
+// its own, and stops them).
+//
+// What it does meanwhile:
+//
+//   - Reaping: it reaps every child, its nodes and, as PID 1 or as a child
+//     subreaper (PR_SET_CHILD_SUBREAPER, which it becomes otherwise), every
+//     orphan of their process trees. One wait4(-1) loop, woken by SIGCHLD,
+//     is the only waiter in the process; only one Run may be under way in a
+//     process.
+//   - Signals: SIGTERM, SIGINT and SIGQUIT (or ctx's end) stop every node
+//     as StopWait does: o.Stop.Signal, SIGCONT, and SIGKILL after o.Stop.Timeout
+//     ([DefaultRunTimeout] when zero); Run returns once every lock is
+//     released. A second one kills every node at once. SIGHUP, SIGUSR1,
+//     SIGUSR2 and SIGWINCH are forwarded to every node, through its lock
+//     as every signal multi sends.
+//   - A node that exits on its own: see [RunOptions.OnExit]. A node
+//     stopped on purpose by another multi (stop, stopwait, kill, restart:
+//     they remove the node's run tag, RUNDIR/NAME.run, before the signal)
+//     is not a failure: it stays down and the others run on. Run ends
+//     when no node is left running or about to restart.
+//   - Readiness: once every node holds its lock, READY=1 goes to the
+//     notify socket and the ready file is created; STOPPING=1 is sent and
+//     the ready file removed when the stop begins.
+//
+// While the nodes run, Run sleeps in the kernel: no polling. Run uses no
+// settle window (it watches its nodes for their whole life instead) and
+// ignores c.Detach; it changes neither c nor o. Signals that
+// come while the nodes first start are acted on once they have.
+func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
+	if o.Stop.Timeout <= 0 {
+		o.Stop.Timeout = DefaultRunTimeout
+	}
+	c = c.with(o.Stop)
+	c.Settle = -1
+	first, most := o.backoff()
+	code, why, last := supervise.Run(ctx, runHost{c}, c.Nodes, supervise.Options{
+		OnExit: string(o.OnExit), Backoff: first, MaxBackoff: most,
+		Signal: c.signal(), Timeout: o.Stop.Timeout, Group: o.Stop.Group,
+		RunDir: c.rundir(), ReadyFile: o.ReadyFile, NotifySocket: o.NotifySocket,
+		AllowShared: c.AllowSharedFolders, WaitForLock: o.WaitForLock,
+		Log: o.Log, Stdout: o.Stdout, Stderr: o.Stderr,
+	})
+	if last == nil {
+		return code, fmt.Errorf("multi: run: %w", why)
+	}
+	if code == 0 {
+		return 0, nil
+	}
+	e := &RunError{Code: code, Err: why}
+	var ne *NodeError
+	if errors.As(why, &ne) {
+		e.Node = ne.Node
+	}
+	for _, r := range last {
+		e.Results = append(e.Results, r.(Result))
+	}
+	return code, e
+}
+
+// runHost is a Cluster as the supervisor drives it: its verbs on the
+// run's nodes, each node's outcome as a Result.
+type runHost struct{ c *Cluster }
+
+func outcome(r Result) supervise.Outcome {
+	return supervise.Outcome{PID: r.PID, Err: r.Err, Result: r}
+}
+
+func outcomes(rs []Result) []supervise.Outcome {
+	out := make([]supervise.Outcome, len(rs))
+	for i, r := range rs {
+		out[i] = outcome(r)
+	}
+	return out
+}
+
+func (h runHost) Check(extra error) ([]supervise.Outcome, bool) {
+	c, results := h.c, h.c.results()
+	ok := c.checkDistinct("run", results) && c.checkRecords("run", results) && c.makeRunDir("run", results)
+	if ok && extra != nil {
+		for i := range results {
+			results[i].fail("run", extra)
+		}
+		ok = false
+	}
+	if !ok {
+		for i := range results {
+			c.report(&results[i])
+		}
+	}
+	return outcomes(results), ok
+}
+
+func (h runHost) StartAll(ctx context.Context, rp *launch.Reaper) []supervise.Outcome {
+	h.c.rp = rp
+	results := h.c.results()
+	h.c.startAll(ctx, results, func(int) (string, bool) { return "started", true })
+	return outcomes(results)
+}
+
+func (h runHost) Start(ctx context.Context, rp *launch.Reaper, n nodes.Node, word string) supervise.Outcome {
+	h.c.rp = rp
+	res := []Result{{Node: n}}
+	h.c.startAll(ctx, res, func(int) (string, bool) { return word, true })
+	return outcome(res[0])
+}
+
+func (h runHost) StopWait(ctx context.Context, ns []nodes.Node) []supervise.Outcome {
+	results := make([]Result, len(ns))
+	for i, n := range ns {
+		results[i].Node = n
+	}
+	h.c.stopWait(ctx, results, stopOpts{op: "stopwait", sig: h.c.signal(), timeout: h.c.stop.Timeout, report: true})
+	return outcomes(results)
+}
+
+func (h runHost) Exited(n nodes.Node, pid int, ws syscall.WaitStatus, onPurpose bool) supervise.Outcome {
+	if onPurpose {
+		return outcome(Result{Node: n, Outcome: Stopped, PID: pid, Exit: exitStatus(ws)})
+	}
+	err := h.Fail(n, &launch.ExitError{Status: ws, Err: fmt.Errorf("%w (%s)", ErrNodeExited, launch.DescribeExit(ws))})
+	return outcome(Result{Node: n, Outcome: Failed, PID: pid, Exit: exitStatus(ws), Err: err})
+}
+
+func (h runHost) Fail(n nodes.Node, err error) error {
+	return &NodeError{Node: n.Name, Op: "run", Err: err}
 }

@@ -20,10 +20,12 @@ package launch
 
 import (
 	"errors"
+	"fmt"
 	"os/exec"
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -116,3 +118,11 @@ func (ch *Child) PID() int { return ch.pid }
 
 // Born is when the child was started.
 func (ch *Child) Born() time.Time { return ch.born }
+
+// DescribeExit says how a process ended: "exit status 3", "killed by KILL".
+func DescribeExit(ws syscall.WaitStatus) string {
+	if ws.Signaled() {
+		return "killed by " + pin.SignalName(ws.Signal())
+	}
+	return fmt.Sprintf("exit status %d", ws.ExitStatus())
+}

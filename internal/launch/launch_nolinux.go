@@ -6,8 +6,10 @@ package launch
 // set the mask the exec hands on, no pidfd to reap on, no task limits read.
 
 import (
-	"golang.org/x/sys/unix"
+	"errors"
 	"os/exec"
+
+	"golang.org/x/sys/unix"
 )
 
 // nameStep has nothing to do: the step is started by its program's path,
@@ -36,3 +38,7 @@ func exited(pid int) bool { return false }
 // here none is known, and a fork refused for want of one still fails its
 // node with [TaskLimitError].
 func taskRoom() (room int, limit string, ok bool) { return 0, "", false }
+
+// SetSubreaper: only Linux has child subreapers (FreeBSD's procctl
+// PROC_REAP_ACQUIRE is not used): orphans go to PID 1 as usual.
+func SetSubreaper() (restore func(), err error) { return func() {}, errors.ErrUnsupported }

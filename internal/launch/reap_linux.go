@@ -3,6 +3,7 @@ package launch
 import (
 	"os"
 	"os/exec"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -70,4 +71,22 @@ func procFlags(pid int) uint64 {
 		return 0
 	}
 	return p.Flags
+}
+
+// SetSubreaper makes this process a child subreaper: orphans of its
+// descendants are reparented to it, not to PID 1, so that its reaper reaps them.
+// restore puts back what it was before: a library caller that was not a
+// subreaper must not be one after Run, with nobody reaping what it adopts.
+func SetSubreaper() (restore func(), err error) {
+	var was int32
+	if err := unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&was)), 0, 0, 0); err != nil {
+		return func() {}, err
+	}
+	if was != 0 {
+		return func() {}, nil
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return func() {}, err
+	}
+	return func() { unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) }, nil
 }

@@ -253,14 +253,6 @@ func seeLog(cmd *exec.Cmd, n nodes.Node) string {
 	return n.LogFile
 }
 
-// DescribeExit says how a process ended: "exit status 3", "killed by KILL".
-func DescribeExit(ws syscall.WaitStatus) string {
-	if ws.Signaled() {
-		return "killed by " + pin.SignalName(ws.Signal())
-	}
-	return fmt.Sprintf("exit status %d", ws.ExitStatus())
-}
-
 // waitChild waits for cmd's process, this process's child, to exit and
 // returns how it ended. Under [Cluster.Run] the run's reaper is the only
 // waiter of the process and hands the status over.

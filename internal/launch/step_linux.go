@@ -4,11 +4,12 @@ package launch
 // its signal mask.
 
 import (
-	"golang.org/x/sys/unix"
 	"os"
 	"path/filepath"
 	"strings"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // nameStep gives the exec step, started as /proc/self/exe (so named "exe"

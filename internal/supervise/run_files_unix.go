@@ -1,6 +1,6 @@
 //go:build unix
 
-package multi
+package supervise
 
 import (
 	"fmt"
@@ -24,26 +24,23 @@ type runFiles struct {
 	tagInfo map[string]fs.FileInfo // each node's run tag, by name
 }
 
-// checkReadyFile reaches the ready file's folder, before anything starts;
-// when it cannot, it fails every result, and returns false.
-func (r *run) checkReadyFile(results []Result) bool {
+// checkReadyFile reaches the ready file's folder, before anything starts,
+// and says why it cannot.
+func (r *run) checkReadyFile() error {
 	if r.o.ReadyFile == "" {
-		return true
+		return nil
 	}
-	if r.c.AllowSharedFolders {
+	if r.o.AllowShared {
 		// The ready file's folder is one of the run's own, as a
 		// node's pidfile folder is (see Cluster.AllowSharedFolders).
 		nodes.AcceptShared(filepath.Dir(r.o.ReadyFile), nil)
 	}
 	d, err := nodes.OpenDir(filepath.Dir(r.o.ReadyFile))
 	if err != nil {
-		for i := range results {
-			results[i].fail("run", fmt.Errorf("ready file %s: %w", r.o.ReadyFile, err))
-		}
-		return false
+		return fmt.Errorf("ready file %s: %w", r.o.ReadyFile, err)
 	}
 	r.files.readyDir, r.files.readyName = d, filepath.Base(r.o.ReadyFile)
-	return true
+	return nil
 }
 
 // makeReady makes the ready file.
@@ -69,9 +66,9 @@ func (r *run) removeReady() {
 
 // openTags reaches the rundir for the run tags, once it is made.
 func (r *run) openTags() {
-	d, err := nodes.OpenDir(r.c.rundir())
+	d, err := nodes.OpenDir(r.o.RunDir)
 	if err != nil {
-		r.logf("rundir %s: %v (no run tags: every exit will be taken for a stop from another shell)", r.c.rundir(), err)
+		r.logf("rundir %s: %v (no run tags: every exit will be taken for a stop from another shell)", r.o.RunDir, err)
 		return
 	}
 	r.files.tagDir, r.files.tagInfo = d, map[string]fs.FileInfo{}
@@ -81,7 +78,7 @@ func (r *run) tag(rn *runNode) {
 	if r.files.tagDir == nil {
 		return
 	}
-	st, err := r.files.tagDir.Make(rn.n.Name+runTagExt, nil, 0o600)
+	st, err := r.files.tagDir.Make(rn.n.Name+TagExt, nil, 0o600)
 	if err != nil {
 		r.logf("%s: cannot leave its run tag (its exit will be taken for a stop from another shell): %v", rn.n.Name, err)
 		return
@@ -91,7 +88,7 @@ func (r *run) tag(rn *runNode) {
 
 // tagged reports whether the node's run tag is still the one the run made.
 func (r *run) tagged(name string) bool {
-	return r.files.tagDir != nil && r.files.tagDir.Has(name+runTagExt, r.files.tagInfo[name])
+	return r.files.tagDir != nil && r.files.tagDir.Has(name+TagExt, r.files.tagInfo[name])
 }
 
 // closeFiles removes the ready file and the run tags the run made, and
@@ -103,7 +100,7 @@ func (r *run) closeFiles() {
 	}
 	if d := r.files.tagDir; d != nil {
 		for name, st := range r.files.tagInfo {
-			d.RemoveMade(name+runTagExt, st)
+			d.RemoveMade(name+TagExt, st)
 		}
 		d.Close()
 	}

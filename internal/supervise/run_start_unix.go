@@ -1,6 +1,6 @@
 //go:build unix
 
-package multi
+package supervise
 
 import (
 	"bufio"
@@ -13,14 +13,15 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/internal/launch"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 
 	"github.com/multi-launcher/multi/nodes"
 )
 
 // started takes in the result of a node's start.
-func (r *run) started(rn *runNode, res Result) {
+func (r *run) started(rn *runNode, res Outcome) {
 	rn.starting = false
-	rn.res = res
+	rn.res = res.Result
 	r.mu.Lock()
 	delete(r.standby, rn.n.Name)
 	r.mu.Unlock()
@@ -43,7 +44,7 @@ func (r *run) started(rn *runNode, res Result) {
 		r.maybeEnd()
 		return
 	}
-	if errors.Is(res.Err, ErrAlreadyRunning) && r.o.WaitForLock && !rn.stoodBy {
+	if errors.Is(res.Err, pidfile.ErrAlreadyRunning) && r.o.WaitForLock && !rn.stoodBy {
 		// Once: the standby step waits in the kernel, and comes back
 		// only with the lock or a failure.
 		rn.stoodBy = true
@@ -68,9 +69,8 @@ func (r *run) startNode(rn *runNode, word string) {
 	rn.starting = true
 	r.tag(rn)
 	go func() {
-		res := []Result{{Node: rn.n}}
-		r.c.startAll(context.Background(), res, func(int) (string, bool) { return word, true })
-		r.post(func() { r.started(rn, res[0]) })
+		res := r.h.Start(context.Background(), r.rp, rn.n, word)
+		r.post(func() { r.started(rn, res) })
 	}()
 }
 

@@ -1,6 +1,6 @@
 //go:build unix
 
-package multi
+package supervise
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/internal/launch"
+	"github.com/multi-launcher/multi/nodes"
 
 	"github.com/multi-launcher/multi/internal/pin"
 )
@@ -24,7 +25,7 @@ func (r *run) nodeExited(e launch.NodeExit) {
 	rn.pid = 0
 	ws := e.Status
 	if r.stopping {
-		if !(ws.Exited() && ws.ExitStatus() == 0) && !(ws.Signaled() && ws.Signal() == r.c.signal()) {
+		if !(ws.Exited() && ws.ExitStatus() == 0) && !(ws.Signaled() && ws.Signal() == r.o.Signal) {
 			r.decide(launch.ExitCode(ws), r.exited(rn, e.PID, ws))
 		}
 		r.maybeEnd()
@@ -32,7 +33,7 @@ func (r *run) nodeExited(e launch.NodeExit) {
 	}
 	if !r.tagged(rn.n.Name) {
 		r.logf("%s: stopped from another shell (pid %d, %s); left down", rn.n.Name, e.PID, launch.DescribeExit(ws))
-		rn.res = Result{Node: rn.n, Outcome: Stopped, PID: e.PID, Exit: exitStatus(ws)}
+		rn.res = r.h.Exited(rn.n, e.PID, ws, true).Result
 		r.maybeEnd()
 		return
 	}
@@ -43,9 +44,9 @@ func (r *run) nodeExited(e launch.NodeExit) {
 // exited records that the node's process pid exited on its own, and
 // returns the error that says so.
 func (r *run) exited(rn *runNode, pid int, ws syscall.WaitStatus) error {
-	err := &NodeError{Node: rn.n.Name, Op: "run", Err: &launch.ExitError{Status: ws, Err: fmt.Errorf("%w (%s)", ErrNodeExited, launch.DescribeExit(ws))}}
-	rn.res = Result{Node: rn.n, Outcome: Failed, PID: pid, Exit: exitStatus(ws), Err: err}
-	return err
+	out := r.h.Exited(rn.n, pid, ws, false)
+	rn.res = out.Result
+	return out.Err
 }
 
 // onExit applies the policy to a node that ended on its own; why says so.
@@ -55,8 +56,8 @@ func (r *run) onExit(rn *runNode, ws syscall.WaitStatus, why error) {
 		r.decide(launch.ExitCode(ws), why)
 		r.logf("%s: left down (--on-exit=ignore)", rn.n.Name)
 		r.maybeEnd()
-	case RestartNode:
-		first, most := r.o.backoff()
+	case Restart:
+		first, most := r.o.Backoff, r.o.MaxBackoff
 		if !rn.since.IsZero() && time.Since(rn.since) >= most {
 			rn.restarts = 0 // it ran well for a while: a fresh start
 		}
@@ -123,16 +124,16 @@ func (r *run) requestStop(why string) {
 // stopNodes stopwaits the nodes in the background.
 func (r *run) stopNodes(list []*runNode) {
 	r.stopsPending++
-	results := make([]Result, len(list))
+	ns := make([]nodes.Node, len(list))
 	for i, rn := range list {
-		results[i].Node = rn.n
+		ns[i] = rn.n
 	}
 	go func() {
-		r.c.stopWait(context.Background(), results, stopOpts{op: "stopwait", sig: r.c.signal(), timeout: r.c.stop.Timeout, report: true})
+		results := r.h.StopWait(context.Background(), ns)
 		r.post(func() {
 			r.stopsPending--
 			for i, res := range results {
-				list[i].res = res
+				list[i].res = res.Result
 				if res.Err != nil {
 					// Its lock may be held still: never "released".
 					list[i].stopFailed = true
@@ -154,16 +155,16 @@ func (r *run) stopDirect(rn *runNode) {
 	if pid <= 0 {
 		return
 	}
-	if err := r.rp.SignalKid(pid, r.c.signal()); err != nil {
+	if err := r.rp.SignalKid(pid, r.o.Signal); err != nil {
 		r.logf("%s: cannot signal its process (pid %d) either: %v", rn.n.Name, pid, err)
 		return
 	}
-	r.logf("%s: not stopped through its pidfile; sent %s to its process (pid %d), the run's own child", rn.n.Name, pin.SignalName(r.c.signal()), pid)
-	rn.direct = time.AfterFunc(r.c.stop.Timeout, func() {
+	r.logf("%s: not stopped through its pidfile; sent %s to its process (pid %d), the run's own child", rn.n.Name, pin.SignalName(r.o.Signal), pid)
+	rn.direct = time.AfterFunc(r.o.Timeout, func() {
 		r.post(func() {
 			rn.direct = nil
 			if rn.pid == pid {
-				r.logf("%s: still running after %s; sent KILL (pid %d)", rn.n.Name, r.c.stop.Timeout, pid)
+				r.logf("%s: still running after %s; sent KILL (pid %d)", rn.n.Name, r.o.Timeout, pid)
 				r.rp.SignalKid(pid, syscall.SIGKILL)
 			}
 			r.maybeEnd()

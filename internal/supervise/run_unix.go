@@ -1,6 +1,6 @@
 //go:build unix
 
-package multi
+package supervise
 
 import (
 	"context"
@@ -30,73 +30,29 @@ const endGrace = 2 * time.Second
 // its nodes' output: a process the node forked may hold the pipe open.
 const outputGrace = time.Second
 
-// Run starts every node as [Cluster.Start] does (each node's own process
-// holds its locked pidfile, so status, stop, stopwait, kill and logs work
-// on them from another shell) and stays in the foreground, as a
-// container's PID 1 or a systemd Type=notify service, until they are
-// stopped. It returns the exit code the run should end with, as tini
-// reports it: the first node that exited unexpectedly decides (its exit
-// code, or 128+signal; 127 when its program does not exist, 126 when it
-// cannot be executed; 1 for another failure to start); after a requested
-// stop, 0 when every node exited 0 or by the stop signal; 1 when a node
-// could not be stopped through its pidfile ([ErrStopFailed]: the run then
-// signals its own child directly, and KILLs it after o.Stop.Timeout). With a
-// code other than 0 comes a [*RunError]: the node that decided it, why
-// (errors.Is: [launch.ErrCommandNotFound], [launch.ErrCommandNotExecutable],
-// [launch.ErrExitedAtOnce], [ErrNodeExited], [ErrStopFailed],
-// [ErrDuplicateNode], ...) and each node's last result. Another error
-// ([ErrRunUnderWay]) means the run did not begin.
-//
-// A library caller gets its process back as it was: the child subreaper
-// flag as it found it, and its signal handling (Run only adds channels of
-// its own, and stops them).
-//
-// What it does meanwhile:
-//
-//   - Reaping: it reaps every child, its nodes and, as PID 1 or as a child
-//     subreaper (PR_SET_CHILD_SUBREAPER, which it becomes otherwise), every
-//     orphan of their process trees. One wait4(-1) loop, woken by SIGCHLD,
-//     is the only waiter in the process (see [reaper]); only one Run may be
-//     under way in a process.
-//   - Signals: SIGTERM, SIGINT and SIGQUIT (or ctx's end) stop every node
-//     as StopWait does: o.Stop.Signal, SIGCONT, and SIGKILL after o.Stop.Timeout
-//     ([DefaultRunTimeout] when zero); Run returns once every lock is
-//     released. A second one kills every node at once. SIGHUP, SIGUSR1,
-//     SIGUSR2 and SIGWINCH are forwarded to every node, through its lock
-//     as every signal multi sends.
-//   - A node that exits on its own: see [RunOptions.OnExit]. A node
-//     stopped on purpose by another multi (stop, stopwait, kill, restart:
-//     they remove the node's run tag before the signal, see [runTagExt])
-//     is not a failure: it stays down and the others run on. Run ends
-//     when no node is left running or about to restart.
-//   - Readiness: once every node holds its lock, READY=1 goes to the
-//     notify socket and the ready file is created; STOPPING=1 is sent and
-//     the ready file removed when the stop begins.
-//
-// While the nodes run, Run sleeps in the kernel: no polling. Run uses no
-// settle window (it watches its nodes for their whole life instead) and
-// ignores c.Detach; it changes neither c nor o. Signals that
-// come while the nodes first start are acted on once they have.
-func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
-	if o.Stop.Timeout <= 0 {
-		o.Stop.Timeout = DefaultRunTimeout
-	}
-	c = c.with(o.Stop)
-	c.Settle = -1
+// Run supervises ns in the foreground through h until they are stopped
+// (see package multi's Cluster.Run for what that means), and returns the
+// exit code the run should end with, why (nil with code 0), and each
+// node's last result as h made it. It makes the reaper, the one waiter of
+// this process's children while it runs, and hands it to every start.
+// Another run under way in this process is [ErrRunUnderWay].
+func Run(ctx context.Context, h Host, ns []nodes.Node, o Options) (code int, why error, last []any) {
 	// Reaping is process-wide: one run at a time per process.
 	if !running.CompareAndSwap(false, true) {
-		return 1, fmt.Errorf("multi: run: %w", ErrRunUnderWay)
+		return 1, ErrRunUnderWay, nil
 	}
 	defer running.Store(false)
 	rp := launch.NewReaper()
-	c.rp = rp
-	r := &run{c: c, o: o, rp: rp, byPID: map[int]*runNode{}, early: map[int]syscall.WaitStatus{},
+	r := &run{h: h, o: o, rp: rp, byPID: map[int]*runNode{}, early: map[int]syscall.WaitStatus{},
 		events: make(chan func(), 64), done: make(chan struct{}), notifyAddr: o.NotifySocket}
+	for _, n := range ns {
+		r.nodes = append(r.nodes, &runNode{n: n})
+	}
 	if r.notifyAddr == "" {
 		r.notifyAddr = os.Getenv("NOTIFY_SOCKET")
 	}
 	if os.Getpid() != 1 {
-		restore, err := setSubreaper()
+		restore, err := launch.SetSubreaper()
 		if err != nil {
 			r.logf("cannot become a child subreaper (orphans of the nodes will not be reaped here): %v", err)
 		}
@@ -140,14 +96,18 @@ func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 	rp.Prepare = r.prepare
 	rp.StandbyFor = r.isStandby
 	defer close(r.done)
-	return r.loop(ctx)
+	r.loop(ctx)
+	for _, rn := range r.nodes {
+		last = append(last, rn.res)
+	}
+	return r.code, r.why, last
 }
 
-// run is the state of one [Cluster.Run]; only its loop goroutine touches
+// run is the state of one Run; only its loop goroutine touches
 // it, but for mu's fields.
 type run struct {
-	c  *Cluster
-	o  RunOptions
+	h  Host
+	o  Options
 	rp *launch.Reaper
 
 	stops  chan os.Signal // TERM, INT, QUIT
@@ -194,7 +154,7 @@ type runNode struct {
 	// stopFailed: its stop through its pidfile failed (see stopDirect).
 	stopFailed bool
 	direct     *time.Timer // its KILL, once signalled directly
-	res        Result      // its last result, for RunError
+	res        any         // its last result, as the host made it
 }
 
 func (r *run) logf(format string, args ...any) {
@@ -220,46 +180,25 @@ func (r *run) decide(code int, why error) {
 	}
 }
 
-// result is how the run ended: its code, and a [*RunError] unless it is 0.
-func (r *run) result() (int, error) {
-	if r.code == 0 {
-		return 0, nil
-	}
-	e := &RunError{Code: r.code, Err: r.why}
-	var ne *NodeError
-	if errors.As(r.why, &ne) {
-		e.Node = ne.Node
-	}
-	for _, rn := range r.nodes {
-		e.Results = append(e.Results, rn.res)
-	}
-	return r.code, e
-}
-
-func (r *run) loop(ctx context.Context) (int, error) {
-	results := r.c.results()
-	for i := range results {
-		r.nodes = append(r.nodes, &runNode{n: results[i].Node})
-	}
-	if !r.c.checkDistinct("run", results) || !r.c.checkRecords("run", results) || !r.c.makeRunDir("run", results) || !r.checkReadyFile(results) {
-		for i := range results {
-			r.c.report(&results[i])
-			r.nodes[i].res = results[i]
+func (r *run) loop(ctx context.Context) {
+	if outs, ok := r.h.Check(r.checkReadyFile()); !ok {
+		for i, out := range outs {
+			r.nodes[i].res = out.Result
 		}
-		r.decide(1, results[0].Err)
-		return r.result()
+		r.decide(1, outs[0].Err)
+		return
 	}
 	r.openTags()
 	for _, rn := range r.nodes {
 		r.tag(rn)
 		rn.starting = true
 	}
-	r.c.startAll(ctx, results, func(int) (string, bool) { return "started", true })
+	outs := r.h.StartAll(ctx, r.rp)
 	// Every success first, so that a failure's stop sees them all.
 	for pass := 0; pass < 2; pass++ {
-		for i, res := range results {
-			if (res.Err == nil) == (pass == 0) {
-				r.started(r.nodes[i], res)
+		for i, out := range outs {
+			if (out.Err == nil) == (pass == 0) {
+				r.started(r.nodes[i], out)
 			}
 		}
 	}
@@ -297,7 +236,6 @@ func (r *run) loop(ctx context.Context) (int, error) {
 	}
 	r.finish()
 	r.endNotify()
-	return r.result()
 }
 
 // finish undoes what the run left: ready file, run tags; and lets the
@@ -329,12 +267,12 @@ func (r *run) signal(sig syscall.Signal) {
 		r.logf("got %s again: killing every node", pin.SignalName(sig))
 		for _, rn := range r.nodes {
 			if rn.pid > 0 {
-				if _, err := pin.SignalNode(rn.n.PidFile, rn.pid, syscall.SIGKILL, r.c.stop.Group); err != nil && !errors.Is(err, pin.ErrNotRunning) {
+				if _, err := pin.SignalNode(rn.n.PidFile, rn.pid, syscall.SIGKILL, r.o.Group); err != nil && !errors.Is(err, pin.ErrNotRunning) {
 					r.logf("%s: %v", rn.n.Name, err)
 					// Its own child all the same (see stopDirect).
 					if r.rp.SignalKid(rn.pid, syscall.SIGKILL) == nil {
 						rn.stopFailed = true
-						r.decide(1, &NodeError{Node: rn.n.Name, Op: "run", Err: fmt.Errorf("%w: %w", ErrStopFailed, err)})
+						r.decide(1, r.h.Fail(rn.n, fmt.Errorf("%w: %w", ErrStopFailed, err)))
 						r.logf("%s: sent KILL to its process (pid %d), the run's own child", rn.n.Name, rn.pid)
 					}
 				}
@@ -346,7 +284,7 @@ func (r *run) signal(sig syscall.Signal) {
 		if rn.pid <= 0 {
 			continue
 		}
-		if _, err := pin.SignalNode(rn.n.PidFile, rn.pid, sig, r.c.stop.Group); err != nil && !errors.Is(err, pin.ErrNotRunning) {
+		if _, err := pin.SignalNode(rn.n.PidFile, rn.pid, sig, r.o.Group); err != nil && !errors.Is(err, pin.ErrNotRunning) {
 			r.logf("%s: forwarding %s: %v", rn.n.Name, pin.SignalName(sig), err)
 		}
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package multi
+package supervise
 
 import (
 	"fmt"

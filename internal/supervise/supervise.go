@@ -1,0 +1,97 @@
+// Package supervise is the foreground run: it starts a set of nodes,
+// stays with them as a container's PID 1 or a systemd Type=notify service
+// would, reaps every child (the one waiter of the process: a
+// [launch.Reaper] it makes and hands to every start), forwards signals,
+// applies the exit policy to a node that exits on its own, says when the
+// run is ready (the notify socket, a ready file) and stops every node on
+// TERM. What it does to a node it asks of a [Host], package multi's
+// Cluster, which keeps the words and the records.
+package supervise
+
+import (
+	"context"
+	"errors"
+	"io"
+	"syscall"
+	"time"
+
+	"github.com/multi-launcher/multi/internal/launch"
+	"github.com/multi-launcher/multi/nodes"
+)
+
+// A Host does to the nodes of a run what the run asks: start, stop, and
+// say what an exit means. Each call returns an [Outcome] per node, in the
+// order of the nodes given.
+type Host interface {
+	// Check refuses the whole set before anything starts (two nodes with
+	// one name, a record too large, no rundir), or with extra, when not
+	// nil, as the reason; it reports each node it refuses.
+	Check(extra error) ([]Outcome, bool)
+	// StartAll starts every node of the run, handing rp to each start.
+	StartAll(ctx context.Context, rp *launch.Reaper) []Outcome
+	// Start starts n again (word: "restarted", "took over").
+	Start(ctx context.Context, rp *launch.Reaper, n nodes.Node, word string) Outcome
+	// StopWait stops ns as multi stopwait does, and waits for them.
+	StopWait(ctx context.Context, ns []nodes.Node) []Outcome
+	// Exited says that n's process pid ended with ws: stopped on purpose
+	// from another shell, or on its own (Err then wraps [ErrNodeExited]).
+	Exited(n nodes.Node, pid int, ws syscall.WaitStatus, onPurpose bool) Outcome
+	// Fail is err, the run's failure on n, as the host reports it.
+	Fail(n nodes.Node, err error) error
+}
+
+// An Outcome is what the host did to one node: the pid it started, the
+// error it failed with, and its own record of it, kept as the node's last
+// result.
+type Outcome struct {
+	PID    int
+	Err    error
+	Result any
+}
+
+// Options are a run's settings, their defaults filled in by the caller.
+type Options struct {
+	OnExit       string // StopAll, Restart or Ignore
+	Backoff      time.Duration
+	MaxBackoff   time.Duration
+	Signal       syscall.Signal // the stop signal
+	Timeout      time.Duration  // from the stop signal to SIGKILL
+	Group        bool           // signals reach each node's process group
+	RunDir       string         // where the run tags go
+	ReadyFile    string
+	NotifySocket string
+	AllowShared  bool // the ready file's folder may be one others can write to
+	WaitForLock  bool
+	Log          io.Writer // the run's own lines
+	Stdout       io.Writer // the nodes' output, if not nil (else their logfiles)
+	Stderr       io.Writer
+}
+
+// The exit policies of [Options.OnExit].
+const (
+	StopAll = "stop-all"
+	Restart = "restart"
+	Ignore  = "ignore"
+)
+
+// Errors of a run.
+var (
+	// ErrRunUnderWay: another Run is under way in this process; reaping is
+	// process-wide, so there is at most one.
+	ErrRunUnderWay = errors.New("another run is under way in this process")
+	// ErrNodeExited: a node of the run exited on its own; with OnExit
+	// [StopAll] or [Ignore] its exit status decides the run's.
+	ErrNodeExited = errors.New("exited")
+	// ErrStopFailed: the run could not stop a node through its pidfile
+	// (see [Cluster.Run]).
+	ErrStopFailed = errors.New("could not stop it through its pidfile")
+)
+
+// TagExt names the tag a run leaves in the rundir for each
+// node it runs: RUNDIR/NAME.run. A stop, stopwait, kill or restart from
+// another shell removes it before it signals the node, so when Run sees
+// the node exit with its tag gone, the node was stopped on purpose and is
+// not a failure. Removed before the signal, the tag is already gone when
+// the exit is seen: no race with the exit, whatever the node's exit code
+// (a celery worker exits 0 on TERM, another program 143).
+const TagExt = ".run"
