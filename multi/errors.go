@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/engine"
 	"github.com/multi-launcher/multi/internal/launch"
 	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -56,31 +57,39 @@ var (
 	// lock. Every verb but Status (Start, Restart, Run, Stop, Send,
 	// StopWait, Kill) refuses the whole set before it does anything;
 	// every result fails with it.
-	ErrDuplicateNode = errors.New("duplicate node")
+	ErrDuplicateNode = engine.ErrDuplicateNode
 	// ErrNoCommand: start has no command for the node.
-	ErrNoCommand = errors.New("no command (give one after --)")
+	ErrNoCommand = engine.ErrNoCommand
 	// ErrCannotRestart: Restart found that a node's command could not be
 	// started again (its folder gone, its program not found or not
 	// executable), so it left the node as it was. It is joined with
 	// [launch.ErrCommandNotFound] or [launch.ErrCommandNotExecutable] where one applies.
-	ErrCannotRestart = errors.New("cannot start again; left as it was")
+	ErrCannotRestart = engine.ErrCannotRestart
 	// ErrRollingHalted: a rolling Restart stopped at a node that did not
 	// come up again, and left this node as it was.
-	ErrRollingHalted = errors.New("not restarted: the rolling restart halted")
+	ErrRollingHalted = engine.ErrRollingHalted
 	// ErrForeignLock: the node's pidfile is locked, but not as a node
 	// locks it (a read lock, an OFD lock, a lock on part of the file); the
 	// locker is named, and never signalled. See [pidfile.ForeignError].
 	ErrForeignLock = pidfile.ErrForeignLock
 	// ErrStopSignal: StopWait or Restart was asked to send a signal that
 	// stops a process without ending it, so the wait could never end.
-	ErrStopSignal = errors.New("a stop signal never ends a node; the wait would never end")
+	ErrStopSignal = engine.ErrStopSignal
 	// ErrStopping: Start found the node's recorded process exiting, its
 	// lock let go, and still exiting after a while: started now, the node
 	// would run beside it.
-	ErrStopping = errors.New("still stopping")
+	ErrStopping = engine.ErrStopping
+	// ErrUnconfirmedHolder: a node's pidfile is in a folder others can
+	// write to ([Cluster.AllowSharedFolders]), and its lock holder is not
+	// the process the node's record names, or no record names one: not
+	// signalled.
+	ErrUnconfirmedHolder = engine.ErrUnconfirmedHolder
+	// ErrUnknownNode: [Cluster.Only] was given a name that is not one of
+	// the cluster's nodes.
+	ErrUnknownNode = errors.New("no such node")
 	// ErrLost: the node's lock is gone but the process its record names
 	// (same pid, same start time) still runs; see [LostError].
-	ErrLost = errors.New("lost")
+	ErrLost = engine.ErrLost
 )
 
 // A LostError reports a lost node: nothing holds its pidfile's lock (the
@@ -121,3 +130,9 @@ func (e *NodeError) Unwrap() error { return e.Err }
 // DefaultLockTimeout is how long Start waits for a self-locking node to
 // take its lock when [Cluster.LockTimeout] is zero.
 const DefaultLockTimeout = launch.DefaultLockTimeout
+
+// DefaultSettle is the settle window when [Cluster.Settle] is zero: long
+// enough for a command that fails on a bad option, a missing file or a
+// taken port to be seen exiting, short enough that a batch, which pays it
+// once, hardly notices. supervisord's startsecs is 1 s, per program.
+const DefaultSettle = engine.DefaultSettle

@@ -46,9 +46,3 @@ func KillHeld(h *pidfile.Handle, pidfd *os.File, path string, expect int, sig sy
 // KillHeldRecorded is pin.KillHeld with the process the node's record names,
 // want, to check the holder against.
 var KillHeldRecorded = pin.KillHeld
-
-// HeldRecord is heldRecord: what a start that found n held by pid puts
-// back in n's record (put false: nothing).
-func (c *Cluster) HeldRecord(n nodes.Node, prev nodes.Started, pid int) (nodes.Started, bool) {
-	return c.heldRecord(n, prev, pid)
-}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -79,52 +78,6 @@ func TestHolderMismatchNotSignalled(t *testing.T) {
 		t.Errorf("KillHeld with no handle: %v; want ErrHolderMismatch", err)
 	}
 	checkAlive(t, alive)
-}
-
-// TestHeldRecord: what a start that lost the race for its node's lock
-// puts back in the record it rewrote without a process. Never a process
-// that is gone over the record of the start that won (else no stop could
-// check the winner, and the node could not be stopped by name); never
-// anything over a record that names the holder already; the process the
-// record named before while it runs (the holder, or the node whose pidfile
-// was replaced: holder_swap).
-func TestHeldRecord(t *testing.T) {
-	c := cluster(t, "", "w1")
-	c.Detach = true
-	if _, err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	n := c.Nodes[0]
-	p := holderOf(t, n)
-	_, live, err := nodes.ReadRecordStarted(c.RunDir, "w1")
-	if err != nil || live.PID != p {
-		t.Fatalf("w1's record: %+v, %v; want pid %d", live, err, p)
-	}
-	gone := exec.Command("true")
-	if err := gone.Run(); err != nil {
-		t.Fatal(err)
-	}
-	dead := nodes.Started{PID: gone.Process.Pid, StartTicks: 1, PidfdIno: 1}
-	for _, tc := range []struct {
-		name    string
-		record  nodes.Started // what the record names when the start looks
-		prev    nodes.Started
-		want    nodes.Started
-		wantPut bool
-	}{
-		{"winner recorded", live, dead, nodes.Started{}, false},
-		{"holder was the node", nodes.Started{}, live, live, true},
-		{"prev gone, winner not recorded yet", nodes.Started{}, dead, nodes.Started{}, true},
-		{"no prev process", nodes.Started{}, nodes.Started{}, nodes.Started{}, true},
-	} {
-		if err := nodes.WriteRecordStarted(c.RunDir, n, tc.record); err != nil {
-			t.Fatal(err)
-		}
-		st, put := c.HeldRecord(n, tc.prev, p)
-		if st != tc.want || put != tc.wantPut {
-			t.Errorf("%s: %+v, %v; want %+v, %v", tc.name, st, put, tc.want, tc.wantPut)
-		}
-	}
 }
 
 // pinProcesses opens a pidfd of each pid (skipping the test where there

@@ -119,13 +119,9 @@
 package multi
 
 import (
-	"context"
-	"os"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/multi-launcher/multi/internal/launch"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -178,16 +174,8 @@ type Cluster struct {
 	// Records are then neither written nor read in such a rundir.
 	AllowSharedFolders bool
 
+	// progressMu makes Progress one call at a time across the verbs.
 	progressMu sync.Mutex
-	// stop is the StopOptions of the call under way, on the Cluster a
-	// verb makes for its own call (see with); zero on the caller's.
-	stop StopOptions
-	// mu, if not nil, is the Progress lock of the caller's Cluster, on
-	// the Cluster a verb makes for its own call.
-	mu *sync.Mutex
-	// rp is the reaper of the Run under way on this Cluster (the copy Run
-	// makes for itself), handed to every start; nil elsewhere.
-	rp *launch.Reaper
 }
 
 // FromSpec resolves s's nodes (see [nodes.Spec.Nodes]) and returns a
@@ -199,115 +187,4 @@ func FromSpec(s nodes.Spec) (*Cluster, error) {
 		return nil, err
 	}
 	return &Cluster{Nodes: ns, RunDir: s.RunDir}, nil
-}
-
-// signal is what the call's stop sends first.
-func (c *Cluster) signal() syscall.Signal {
-	if c.stop.Signal == 0 {
-		return syscall.SIGTERM
-	}
-	return c.stop.Signal
-}
-
-// with returns the Cluster one call of a verb works on: c's settings,
-// o for its stops, and c's Progress lock. The verb never writes to c, so
-// that nothing a verb does changes the caller's value, and two verbs on
-// one Cluster can run at once with different options.
-func (c *Cluster) with(o StopOptions) *Cluster {
-	v := c.sub(c.Nodes)
-	v.stop, v.mu = o, c.progressLock()
-	return v
-}
-
-// sub is a new Cluster with c's settings on ns, without c's call state.
-func (c *Cluster) sub(ns []nodes.Node) *Cluster {
-	// Field by field: a Cluster holds a lock and is not copied whole.
-	return &Cluster{
-		Nodes:       ns,
-		RunDir:      c.RunDir,
-		Progress:    c.Progress,
-		LockTimeout: c.LockTimeout,
-		Detach:      c.Detach,
-		Settle:      c.Settle,
-		Env:         c.Env,
-
-		AllowSharedFolders: c.AllowSharedFolders,
-	}
-}
-
-func (c *Cluster) progressLock() *sync.Mutex {
-	if c.mu != nil {
-		return c.mu
-	}
-	return &c.progressMu
-}
-
-func (c *Cluster) rundir() string {
-	if c.RunDir == "" {
-		return nodes.DefaultRunDir()
-	}
-	return c.RunDir
-}
-
-func (c *Cluster) env() []string {
-	if c.Env == nil {
-		return os.Environ()
-	}
-	return c.Env
-}
-
-// nodeEnv is n's environment: c's, then n's own entries, which win (the
-// last of duplicate keys counts, as in os/exec).
-func (c *Cluster) nodeEnv(n nodes.Node) []string {
-	env := c.env()
-	return append(env[:len(env):len(env)], n.Env...)
-}
-
-// report hands a final result to c.Progress, one call at a time.
-func (c *Cluster) report(r *Result) {
-	r.stamp()
-	if c.Progress == nil {
-		return
-	}
-	mu := c.progressLock()
-	mu.Lock()
-	defer mu.Unlock()
-	c.Progress(*r)
-}
-
-func (c *Cluster) results() []Result {
-	if c.AllowSharedFolders {
-		nodes.AcceptShared(c.rundir(), c.Nodes)
-	}
-	out := make([]Result, len(c.Nodes))
-	now := time.Now()
-	for i, n := range c.Nodes {
-		out[i].Node, out[i].begun = n, now
-	}
-	return out
-}
-
-// each runs f on every result with at most workers at once. Results not
-// reached because ctx ended fail with ctx's error.
-func (c *Cluster) each(ctx context.Context, results []Result, workers int, f func(int, *Result)) {
-	sem := make(chan struct{}, max(workers, 1))
-	var wg sync.WaitGroup
-	for i := range results {
-		r := &results[i]
-		select {
-		case <-ctx.Done():
-			if r.Err == nil && r.Outcome == NoOutcome {
-				r.fail("start", ctx.Err())
-			}
-			continue
-		case sem <- struct{}{}:
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			f(i, r)
-		}()
-	}
-	wg.Wait()
 }

@@ -66,10 +66,6 @@ type Result struct {
 	// Elapsed is how long the verb took on this node, from the verb's
 	// start until this result was final.
 	Elapsed time.Duration
-
-	begun time.Time
-
-	lost nodes.Started // the lost process signalled (StopOptions.Lost), if any
 }
 
 // An ExitStatus is how a node's process ended: its exit code, or the
@@ -77,14 +73,6 @@ type Result struct {
 type ExitStatus struct {
 	Code   int            // the exit code; -1 when a signal ended it
 	Signal syscall.Signal `json:",omitempty"` // the signal that ended it, or 0
-}
-
-// exitStatus is ws as an ExitStatus.
-func exitStatus(ws syscall.WaitStatus) *ExitStatus {
-	if ws.Signaled() {
-		return &ExitStatus{Code: -1, Signal: ws.Signal()}
-	}
-	return &ExitStatus{Code: ws.ExitStatus()}
 }
 
 // String formats the result briefly, for logs and tests: "w1: started
@@ -130,40 +118,6 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	*r = Result(j.resultFields)
 	r.RecordErr, r.Err = textErr(j.RecordErr), textErr(j.Err)
 	return nil
-}
-
-// joinErrs joins the per-node errors of results, nil when there are none.
-// It also stamps each result's Elapsed, if not yet done: every verb
-// returns through it.
-func joinErrs(results []Result) error {
-	var errs []error
-	for i := range results {
-		results[i].stamp()
-		if r := results[i]; r.Err != nil {
-			errs = append(errs, r.Err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// recordErr adds err, about the node's record, to r's.
-func (r *Result) recordErr(err error) {
-	if r.RecordErr != nil {
-		err = fmt.Errorf("%w; %w", r.RecordErr, err)
-	}
-	r.RecordErr = err
-}
-
-func (r *Result) fail(op string, err error) {
-	r.Err = &NodeError{Node: r.Node.Name, Op: op, Err: err}
-	switch {
-	case errors.Is(err, ErrAlreadyRunning):
-		r.Outcome = AlreadyRunning
-	case errors.Is(err, ErrLost):
-		r.Outcome = Lost
-	default:
-		r.Outcome = Failed
-	}
 }
 
 // An Outcome is what a verb did to one node ([Result.Outcome]).
@@ -235,11 +189,4 @@ func (o *Outcome) UnmarshalText(b []byte) error {
 		}
 	}
 	return fmt.Errorf("multi: unknown outcome %q", b)
-}
-
-// stamp sets r.Elapsed once, when r is final.
-func (r *Result) stamp() {
-	if r.Elapsed == 0 && !r.begun.IsZero() {
-		r.Elapsed = max(time.Since(r.begun), 1)
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/engine"
 	"github.com/multi-launcher/multi/internal/launch"
 	"github.com/multi-launcher/multi/internal/supervise"
 	"github.com/multi-launcher/multi/nodes"
@@ -144,31 +145,6 @@ func (o RunOptions) backoff() (first, max time.Duration) {
 	return first, max
 }
 
-// untagRun removes the node's run tag when op with sig asks the node to
-// end; without a run there is none, and nothing happens. The rundir is
-// reached without following an untrusted link: one swapped for a link
-// makes root remove nothing elsewhere.
-func (c *Cluster) untagRun(name string, op string, sig syscall.Signal) {
-	if endsNode(op, sig) {
-		nodes.RemoveIn(c.rundir(), name+supervise.TagExt)
-	}
-}
-
-// endsNode reports whether op with sig asks the node to end: stopwait,
-// kill and restart always do; stop and signal do with TERM, INT, QUIT,
-// KILL (not with HUP, USR1 and the like, which ask it to reload or
-// report).
-func endsNode(op string, sig syscall.Signal) bool {
-	if op != "stop" && op != "signal" {
-		return true
-	}
-	switch sig {
-	case syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGKILL:
-		return true
-	}
-	return false
-}
-
 // Run starts every node as [Cluster.Start] does (each node's own process
 // holds its locked pidfile, so status, stop, stopwait, kill and logs work
 // on them from another shell) and stays in the foreground, as a
@@ -220,13 +196,12 @@ func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 	if o.Stop.Timeout <= 0 {
 		o.Stop.Timeout = DefaultRunTimeout
 	}
-	c = c.with(o.Stop)
-	c.Settle = -1
+	set := c.set().ForRun(o.Stop.engine())
 	first, most := o.backoff()
-	code, why, last := supervise.Run(ctx, runHost{c}, c.Nodes, supervise.Options{
+	code, why, last := supervise.Run(ctx, runHost{set}, c.Nodes, supervise.Options{
 		OnExit: string(o.OnExit), Backoff: first, MaxBackoff: most,
-		Signal: c.signal(), Timeout: o.Stop.Timeout, Group: o.Stop.Group,
-		RunDir: c.rundir(), ReadyFile: o.ReadyFile, NotifySocket: o.NotifySocket,
+		Signal: set.Signal(), Timeout: o.Stop.Timeout, Group: o.Stop.Group,
+		RunDir: set.Dir(), ReadyFile: o.ReadyFile, NotifySocket: o.NotifySocket,
 		AllowShared: c.AllowSharedFolders, WaitForLock: o.WaitForLock,
 		Log: o.Log, Stdout: o.Stdout, Stderr: o.Stderr,
 	})
@@ -247,68 +222,50 @@ func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 	return code, e
 }
 
-// runHost is a Cluster as the supervisor drives it: its verbs on the
-// run's nodes, each node's outcome as a Result.
-type runHost struct{ c *Cluster }
+// runHost is what the supervisor asks of a run's nodes: the engine's
+// verbs on them, each node's outcome as multi's Result (so that a
+// RunError carries Results and wraps NodeErrors).
+type runHost struct{ set *engine.Set }
 
 func outcome(r Result) supervise.Outcome {
 	return supervise.Outcome{PID: r.PID, Err: r.Err, Result: r}
 }
 
-func outcomes(rs []Result) []supervise.Outcome {
+func outcomes(rs []engine.Result) []supervise.Outcome {
 	out := make([]supervise.Outcome, len(rs))
 	for i, r := range rs {
-		out[i] = outcome(r)
+		out[i] = outcome(result(r))
 	}
 	return out
 }
 
 func (h runHost) Check(extra error) ([]supervise.Outcome, bool) {
-	c, results := h.c, h.c.results()
-	ok := c.checkDistinct("run", results) && c.checkRecords("run", results) && c.makeRunDir("run", results)
-	if ok && extra != nil {
-		for i := range results {
-			results[i].fail("run", extra)
-		}
-		ok = false
-	}
-	if !ok {
-		for i := range results {
-			c.report(&results[i])
-		}
-	}
-	return outcomes(results), ok
+	rs, ok := h.set.RunCheck(extra)
+	return outcomes(rs), ok
 }
 
 func (h runHost) StartAll(ctx context.Context, rp *launch.Reaper) []supervise.Outcome {
-	h.c.rp = rp
-	results := h.c.results()
-	h.c.startAll(ctx, results, func(int) (string, bool) { return "started", true })
-	return outcomes(results)
+	return outcomes(h.set.RunStartAll(ctx, rp))
 }
 
 func (h runHost) Start(ctx context.Context, rp *launch.Reaper, n nodes.Node, word string) supervise.Outcome {
-	h.c.rp = rp
-	res := []Result{{Node: n}}
-	h.c.startAll(ctx, res, func(int) (string, bool) { return word, true })
-	return outcome(res[0])
+	return outcome(result(h.set.RunStart(ctx, rp, n, word)))
 }
 
 func (h runHost) StopWait(ctx context.Context, ns []nodes.Node) []supervise.Outcome {
-	results := make([]Result, len(ns))
-	for i, n := range ns {
-		results[i].Node = n
-	}
-	h.c.stopWait(ctx, results, stopOpts{op: "stopwait", sig: h.c.signal(), timeout: h.c.stop.Timeout, report: true})
-	return outcomes(results)
+	return outcomes(h.set.RunStopWait(ctx, ns))
 }
 
 func (h runHost) Exited(n nodes.Node, pid int, ws syscall.WaitStatus, onPurpose bool) supervise.Outcome {
+	exit := &ExitStatus{Code: ws.ExitStatus()}
+	if ws.Signaled() {
+		exit = &ExitStatus{Code: -1, Signal: ws.Signal()}
+	}
 	if onPurpose {
-		return outcome(Result{Node: n, Outcome: Stopped, PID: pid, Exit: exitStatus(ws)})
+		return outcome(Result{Node: n, Outcome: Stopped, PID: pid, Exit: exit})
 	}
 	err := h.Fail(n, &launch.ExitError{Status: ws, Err: fmt.Errorf("%w (%s)", ErrNodeExited, launch.DescribeExit(ws))})
-	return outcome(Result{Node: n, Outcome: Failed, PID: pid, Exit: exitStatus(ws), Err: err})
+	return outcome(Result{Node: n, Outcome: Failed, PID: pid, Exit: exit, Err: err})
 }
 
 func (h runHost) Fail(n nodes.Node, err error) error {

@@ -1,7 +1,6 @@
 package multi
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,30 +25,6 @@ type Status struct {
 	// something that is not a node (State [pidfile.Foreign]; Err then
 	// matches [ErrForeignLock]).
 	Err error
-}
-
-// Status inspects every node's pidfile, changing nothing.
-func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
-	out := make([]Status, len(c.Nodes))
-	var errs []error
-	for i, n := range c.Nodes {
-		out[i].Node = n
-		info, err := pidfile.Inspect(n.PidFile)
-		out[i].Info = info
-		switch {
-		case err == nil && info.State == pidfile.Foreign:
-			// Not a node's lock: status cannot tell (LSB "unknown").
-			err = info.LockErr
-		case err == nil:
-			// A process on its way out is given a moment, not waited for.
-			out[i].Lost, out[i].Stopping = c.lostProc(ctx, n, info, 0)
-		}
-		if err != nil {
-			out[i].Err = &NodeError{Node: n.Name, Op: "status", Err: err}
-			errs = append(errs, out[i].Err)
-		}
-	}
-	return out, errors.Join(errs...)
 }
 
 // String formats the status briefly, for logs and tests: "w1: running

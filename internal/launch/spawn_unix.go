@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -40,6 +41,14 @@ func Spawn(ctx context.Context, rp *Reaper, n nodes.Node, env []string, lockTime
 		return nil, err
 	}
 	ch, err := spawnStep(ctx, rp, n, env, lockTimeout, self)
+	// Nothing started for want of a descriptor: which says nothing about
+	// the node; under a low RLIMIT_NOFILE those a concurrent stop's waits
+	// hold (restart) come free as its nodes go.
+	deadline := time.Now().Add(fdWait)
+	for delay := time.Millisecond; isNoFD(err) && time.Now().Before(deadline) && ctx.Err() == nil; delay = min(2*delay, 50*time.Millisecond) {
+		time.Sleep(delay)
+		ch, err = spawnStep(ctx, rp, n, env, lockTimeout, self)
+	}
 	done(err == nil)
 	return ch, withLimitHint(err)
 }
@@ -51,7 +60,7 @@ func spawnStep(ctx context.Context, rp *Reaper, n nodes.Node, env []string, lock
 		// The step changes to the folder the walk reached (see stepDirEnv).
 		wd, err := nodes.OpenWorkDir(n)
 		if err != nil {
-			return nil, err
+			return nil, err // EMFILE included: the walk says which folder
 		}
 		defer wd.Close()
 		extra = append(extra, wd)
@@ -78,6 +87,17 @@ func spawnStep(ctx context.Context, rp *Reaper, n nodes.Node, env []string, lock
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
 	started := rp.prepareRun(cmd, n)
+	if cmd.Stdout == nil {
+		// One /dev/null for every start, not three opens per node: a
+		// start under a low RLIMIT_NOFILE beside a stop's waits (restart)
+		// must not run out.
+		null, err := devNull()
+		if err != nil {
+			started(err)
+			return nil, err
+		}
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = null, null, null
+	}
 	err = rp.startChild(cmd)
 	w.Close()
 	started(err)
@@ -211,7 +231,7 @@ func (ch *Child) confirm() (*os.Process, error) {
 		return nil, fmt.Errorf("%w; killed it (pid %d; see %s)", errLockDropped, cmd.Process.Pid, seeLog(cmd, n))
 	}
 	msg := fmt.Sprintf("(%s; see %s)", DescribeExit(ws), seeLog(cmd, n))
-	if ch.logOff >= 0 && cmd.Stdout == nil {
+	if ch.logOff >= 0 && !piped(cmd) {
 		if tail := logTail(n.LogFile, ch.logOff, tailLines); tail != "" {
 			msg += "; its log ends: " + tail
 		}
@@ -247,7 +267,7 @@ func onItsWay(pid int, released bool) bool {
 // seeLog is where the node's output went: its logfile, or under Run,
 // which pipes it (cmd.Stdout is set then), Run's output.
 func seeLog(cmd *exec.Cmd, n nodes.Node) string {
-	if cmd.Stdout != nil {
+	if piped(cmd) {
 		return "its output above"
 	}
 	return n.LogFile
@@ -325,4 +345,27 @@ func logTail(path string, off int64, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " | ")
+}
+
+// devNull is /dev/null, opened once for the standard descriptors of every
+// exec step (the step points 1 and 2 at the logfile itself).
+var devNull = sync.OnceValues(func() (*os.File, error) { return os.OpenFile(os.DevNull, os.O_RDWR, 0) })
+
+// piped reports whether cmd's output goes to a run's pipes rather than
+// to /dev/null, which the step replaces with the logfile.
+func piped(cmd *exec.Cmd) bool {
+	null, _ := devNull()
+	return cmd.Stdout != nil && cmd.Stdout != null
+}
+
+// fdWait bounds how long a start waits for a descriptor.
+const fdWait = 30 * time.Second
+
+// isNoFD reports whether err is EMFILE or ENFILE from before the step
+// started: a pipe or the fork.
+func isNoFD(err error) bool {
+	var pe *os.PathError
+	var se *os.SyscallError
+	return (errors.As(err, &pe) && pe.Op == "fork/exec" || errors.As(err, &se) && se.Syscall == "pipe2" || errors.As(err, &se) && se.Syscall == "pipe") &&
+		(errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE))
 }

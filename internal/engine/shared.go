@@ -1,4 +1,4 @@
-package multi
+package engine
 
 import (
 	"errors"
@@ -24,7 +24,7 @@ var ErrUnconfirmedHolder = errors.New("lock holder not confirmed by the node's r
 // in a shared rundir are not read, so none names a process). nil when
 // n's folder is not such a folder, or nothing holds the lock (pin.SignalKeep
 // then says what it finds).
-func (c *Cluster) unconfirmed(n nodes.Node) error {
+func (c *Set) unconfirmed(n nodes.Node) error {
 	if !c.AllowSharedFolders || !nodes.SharedFolder(filepath.Dir(n.PidFile)) {
 		return nil
 	}

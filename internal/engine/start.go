@@ -1,4 +1,4 @@
-package multi
+package engine
 
 import (
 	"context"
@@ -33,15 +33,8 @@ func startConcurrency() int {
 	return max(1, min(startWorkers, waiter.DescriptorBudget()/startFDs))
 }
 
-// Start starts every node that is not running, concurrently, and records
-// each started node in the rundir. It returns once each node either runs
-// its command holding its pidfile's lock or has failed. A node that is
-// already running is left alone; its result wraps [ErrAlreadyRunning].
-// Two nodes with one name or one pidfile fail the whole set with
-// [ErrDuplicateNode] before anything starts, and a node whose record would
-// be too large with [nodes.ErrRecordTooLarge].
-// Results are in the order of c.Nodes; the error joins the per-node errors.
-func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
+// Start is package multi's Cluster.Start, which documents it.
+func (c *Set) Start(ctx context.Context) ([]Result, error) {
 	results := c.results()
 	if !c.checkDistinct("start", results) || !c.checkRecords("start", results) || !c.makeRunDir("start", results) {
 		return results, joinErrs(results)
@@ -58,7 +51,7 @@ func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
 // A node started is held (its process's pidfd) until the window is over,
 // so under a low RLIMIT_NOFILE the set starts in batches, each paying the
 // window once: slower, never failing for want of descriptors.
-func (c *Cluster) startAll(ctx context.Context, results []Result, verb func(int) (string, bool)) {
+func (c *Set) startAll(ctx context.Context, results []Result, verb func(int) (string, bool)) {
 	batch, workers := len(results), startConcurrency()
 	if c.settle() > 0 {
 		budget := waiter.DescriptorBudget()
@@ -86,7 +79,7 @@ func (c *Cluster) startAll(ctx context.Context, results []Result, verb func(int)
 
 // startBatch is startAll for one batch, with at most workers starts at
 // once.
-func (c *Cluster) startBatch(ctx context.Context, results []Result, workers int, verb func(int) (string, bool)) {
+func (c *Set) startBatch(ctx context.Context, results []Result, workers int, verb func(int) (string, bool)) {
 	started := make([]*started, len(results))
 	c.each(ctx, results, workers, func(i int, r *Result) {
 		if _, ok := verb(i); ok {
@@ -122,7 +115,7 @@ type started struct {
 
 // finishStart checks a spawned node again once the settle window is over
 // (when there is one) and lets it go.
-func (c *Cluster) finishStart(r *Result, s *started, verb string) {
+func (c *Set) finishStart(r *Result, s *started, verb string) {
 	ch := s.child
 	if c.settle() > 0 {
 		if err := ch.Recheck(); err != nil {
@@ -144,7 +137,7 @@ func (c *Cluster) finishStart(r *Result, s *started, verb string) {
 
 // makeRunDir makes the rundir, and when it cannot, fails every result, so
 // that no node starts when none could be recorded.
-func (c *Cluster) makeRunDir(op string, results []Result) bool {
+func (c *Set) makeRunDir(op string, results []Result) bool {
 	err := nodes.MakeDir(c.rundir())
 	if err == nil {
 		return true
@@ -158,7 +151,7 @@ func (c *Cluster) makeRunDir(op string, results []Result) bool {
 // checkDistinct fails every result, and returns false, when two nodes
 // share a name or a pidfile: they would race for one lock, or one result
 // would never hear of its node, so the verb does nothing.
-func (c *Cluster) checkDistinct(op string, results []Result) bool {
+func (c *Set) checkDistinct(op string, results []Result) bool {
 	names, pidfiles := map[string]bool{}, map[string]bool{}
 	var err error
 	for _, n := range c.Nodes {
@@ -185,7 +178,7 @@ func (c *Cluster) checkDistinct(op string, results []Result) bool {
 // checkRecords fails every result, and returns false, when a node's
 // record would be too large to read back ([nodes.ErrRecordTooLarge]):
 // the node would run unrecorded, so the verb does nothing.
-func (c *Cluster) checkRecords(op string, results []Result) bool {
+func (c *Set) checkRecords(op string, results []Result) bool {
 	for _, n := range c.Nodes {
 		if err := nodes.CheckRecord(c.rundir(), n); err != nil {
 			for i := range results {
@@ -207,7 +200,7 @@ func (c *Cluster) checkRecords(op string, results []Result) bool {
 // written). A start that fails puts back the record that was
 // there before, or removes its own; one that finds the node already
 // running keeps the running node's record.
-func (c *Cluster) startOne(ctx context.Context, r *Result) *started {
+func (c *Set) startOne(ctx context.Context, r *Result) *started {
 	n := r.Node
 	// A start cancelled before it begins leaves no trace: no record, no
 	// logfile.

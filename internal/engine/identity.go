@@ -1,4 +1,4 @@
-package multi
+package engine
 
 import (
 	"errors"
@@ -19,7 +19,7 @@ import (
 // a process (written by an older multi, or by a start that has not seen
 // its node hold the lock yet: start writes a record without a process
 // before it spawns the node).
-func (c *Cluster) recordedProcess(n nodes.Node) nodes.Started {
+func (c *Set) recordedProcess(n nodes.Node) nodes.Started {
 	rec, st, err := nodes.ReadRecordStarted(c.rundir(), n.Name)
 	if err != nil || rec.PidFile != n.PidFile {
 		return nodes.Started{}
@@ -33,7 +33,7 @@ func (c *Cluster) recordedProcess(n nodes.Node) nodes.Started {
 // is not read a second time), else the record read now. A record read
 // before a concurrent start recorded its node is read once more before
 // the holder is called a mismatch.
-func (c *Cluster) signalRecorded(n nodes.Node, sig syscall.Signal, dirs *pidfile.Folders, keep bool) (pidfile.Info, *pidfile.Handle, *os.File, error) {
+func (c *Set) signalRecorded(n nodes.Node, sig syscall.Signal, dirs *pidfile.Folders, keep bool) (pidfile.Info, *pidfile.Handle, *os.File, error) {
 	want := n.Recorded()
 	if want.PID == 0 {
 		want = c.recordedProcess(n)
@@ -67,7 +67,7 @@ func (c *Cluster) signalRecorded(n nodes.Node, sig syscall.Signal, dirs *pidfile
 // killRecorded is pin.KillHeld (the SIGKILL round) of t, n's target, with the
 // process n's record names as the holder to be when the pidfile must be
 // opened again.
-func (c *Cluster) killRecorded(n nodes.Node, t waiter.Target, sig syscall.Signal) error {
+func (c *Set) killRecorded(n nodes.Node, t waiter.Target, sig syscall.Signal) error {
 	err := pin.KillHeld(t.Handle, t.Pidfd, t.Path, t.PID, c.recordedProcess(n), sig, c.stop.Group)
 	var he *pin.HolderError
 	if errors.As(err, &he) {
@@ -84,7 +84,7 @@ func (c *Cluster) killRecorded(n nodes.Node, t waiter.Target, sig syscall.Signal
 // stand for, or no stop could check it). With put false nothing is put
 // back: the record names the holder by now, written by the start that
 // started it.
-func (c *Cluster) heldRecord(n nodes.Node, prev nodes.Started, pid int) (st nodes.Started, put bool) {
+func (c *Set) heldRecord(n nodes.Node, prev nodes.Started, pid int) (st nodes.Started, put bool) {
 	if _, cur, err := nodes.ReadRecordStarted(c.rundir(), n.Name); err == nil && cur.PID == pid && cur != prev {
 		return nodes.Started{}, false
 	}

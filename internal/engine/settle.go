@@ -1,4 +1,4 @@
-package multi
+package engine
 
 import (
 	"context"
@@ -7,13 +7,10 @@ import (
 	"github.com/multi-launcher/multi/internal/launch"
 )
 
-// DefaultSettle is the settle window when [Cluster.Settle] is zero: long
-// enough for a command that fails on a bad option, a missing file or a
-// taken port to be seen exiting, short enough that a batch, which pays it
-// once, hardly notices. supervisord's startsecs is 1 s, per program.
+// DefaultSettle is package multi's DefaultSettle.
 const DefaultSettle = 300 * time.Millisecond
 
-func (c *Cluster) settle() time.Duration {
+func (c *Set) settle() time.Duration {
 	switch {
 	case c.Settle == 0:
 		return DefaultSettle
@@ -28,7 +25,7 @@ func (c *Cluster) settle() time.Duration {
 // lock, and a node that exited in the window fails with its exit status
 // and its last log lines. It returns when the window is over, or ctx is
 // done (the nodes are then checked at once).
-func (c *Cluster) settleAll(ctx context.Context, kids []*launch.Child) {
+func (c *Set) settleAll(ctx context.Context, kids []*launch.Child) {
 	window := c.settle()
 	if window <= 0 {
 		return

@@ -1,4 +1,4 @@
-package multi
+package engine
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // lostCandidate returns the process n's record names when nothing holds
 // n's lock (info is Absent or Stale) and the record is of the same
 // pidfile: the process that may be lost, not yet checked.
-func (c *Cluster) lostCandidate(n nodes.Node, info pidfile.Info) (nodes.Started, bool) {
+func (c *Set) lostCandidate(n nodes.Node, info pidfile.Info) (nodes.Started, bool) {
 	if info.State != pidfile.Absent && info.State != pidfile.Stale {
 		return nodes.Started{}, false
 	}
@@ -43,7 +43,7 @@ func (c *Cluster) lostCandidate(n nodes.Node, info pidfile.Info) (nodes.Started,
 // when its pidfile is gone, up to exitingWait if it has begun to exit
 // (PF_EXITING). Gone by then, the node is neither lost nor stopping; still
 // exiting, lostProc returns its pid as stopping.
-func (c *Cluster) lostProc(ctx context.Context, n nodes.Node, info pidfile.Info, exitingWait time.Duration) (lost *LostError, stopping int) {
+func (c *Set) lostProc(ctx context.Context, n nodes.Node, info pidfile.Info, exitingWait time.Duration) (lost *LostError, stopping int) {
 	st, ok := c.lostCandidate(n, info)
 	if !ok {
 		return nil, 0
@@ -73,7 +73,7 @@ func stoppingError(pid int) error {
 
 // awaitLost waits for the lost process of r (signalled already) to exit,
 // with timeout as [StopOptions.Timeout]: then SIGKILL, and wait again.
-func (c *Cluster) awaitLost(ctx context.Context, op string, r *Result, sig syscall.Signal, timeout time.Duration) {
+func (c *Set) awaitLost(ctx context.Context, op string, r *Result, sig syscall.Signal, timeout time.Duration) {
 	wctx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 && sig != syscall.SIGKILL {
 		wctx, cancel = context.WithTimeout(ctx, timeout)
@@ -104,7 +104,7 @@ func (c *Cluster) awaitLost(ctx context.Context, op string, r *Result, sig sysca
 // process may run (see [LostError]), and reports whether it did: without
 // c.stop.Lost it fails, its record and pidfile kept; with it, the process
 // is signalled once pinned and checked, and r.lost names it.
-func (c *Cluster) lostOne(r *Result, op string, sig syscall.Signal, info pidfile.Info) bool {
+func (c *Set) lostOne(r *Result, op string, sig syscall.Signal, info pidfile.Info) bool {
 	if !c.stop.Lost {
 		// A process on its way out (even one still exiting after the
 		// wait) is not lost: there is nothing to signal.

@@ -1,4 +1,4 @@
-package multi
+package engine
 
 import (
 	"context"
@@ -16,26 +16,8 @@ import (
 	"github.com/multi-launcher/multi/waiter"
 )
 
-// Restart restarts every node with its command; a node that was not
-// running is just started.
-//
-// Before anything is signalled, each node's command is checked to be able
-// to start again as recorded: its folder ([nodes.Node.Dir]) present and its
-// program found (on the PATH it is looked up on, see [Cluster.Env], in that folder)
-// and executable. A node that fails the check is left as it is and fails
-// with [ErrCannotRestart]; the others are restarted.
-//
-// Without [RestartOptions.Rolling], as celery does, every node is signalled, and
-// each is started again the moment its lock is released (and the process
-// signalled is gone), without waiting for the slowest. With Rolling, one
-// node at a time (see [RestartOptions.Rolling]); a node that does not come up
-// again halts the roll, and the nodes after it are left as they are with
-// [ErrRollingHalted].
-//
-// The node is started with c.Env (nil: this process's environment) and its
-// own recorded [nodes.Node.Env] entries, not with the whole environment it
-// was first started with.
-func (c *Cluster) Restart(ctx context.Context, o RestartOptions) ([]Result, error) {
+// Restart is package multi's Cluster.Restart, which documents it.
+func (c *Set) Restart(ctx context.Context, o RestartOptions) ([]Result, error) {
 	c = c.with(o.Stop)
 	results := c.results()
 	if !c.checkDistinct("restart", results) || !c.checkRecords("restart", results) || !c.makeRunDir("restart", results) {
@@ -71,7 +53,7 @@ func (c *Cluster) Restart(ctx context.Context, o RestartOptions) ([]Result, erro
 
 // restartEach signals every node of results and starts each again as soon
 // as it is down.
-func (c *Cluster) restartEach(ctx context.Context, results []Result) {
+func (c *Set) restartEach(ctx context.Context, results []Result) {
 	index := make(map[*Result]int, len(results))
 	for i := range results {
 		index[&results[i]] = i
@@ -100,7 +82,7 @@ func (c *Cluster) restartEach(ctx context.Context, results []Result) {
 
 // restartRolling restarts the nodes of results one at a time, each
 // confirmed up before the next is signalled.
-func (c *Cluster) restartRolling(ctx context.Context, results []Result) {
+func (c *Set) restartRolling(ctx context.Context, results []Result) {
 	for i := range results {
 		one := results[i : i+1]
 		was := []bool{false}
@@ -126,7 +108,7 @@ func (c *Cluster) restartRolling(ctx context.Context, results []Result) {
 
 // restartOne starts the one node of one again, once the process stopped
 // for it (if was) is gone, and reports it.
-func (c *Cluster) restartOne(ctx context.Context, one []Result, was bool) {
+func (c *Set) restartOne(ctx context.Context, one []Result, was bool) {
 	if was {
 		one[0].OldPID = one[0].PID
 		c.awaitGone(ctx, &one[0])
@@ -146,7 +128,7 @@ func (c *Cluster) restartOne(ctx context.Context, one []Result, was bool) {
 // start in that moment would find the recorded process alive without its
 // lock and call it lost. A zombie counts as gone. On failure the start's
 // own check says what remains.
-func (c *Cluster) awaitGone(ctx context.Context, r *Result) {
+func (c *Set) awaitGone(ctx context.Context, r *Result) {
 	_, st, err := nodes.ReadRecordStarted(c.rundir(), r.Node.Name)
 	if err != nil || st.PID <= 1 || st.PID != r.PID {
 		return

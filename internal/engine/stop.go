@@ -1,4 +1,4 @@
-package multi
+package engine
 
 import (
 	"context"
@@ -10,16 +10,15 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/internal/pin"
+	"github.com/multi-launcher/multi/internal/supervise"
+	"github.com/multi-launcher/multi/nodes"
 
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/multi-launcher/multi/waiter"
 )
 
-// Stop sends o.Signal to every running node and returns without waiting.
-// A stale pidfile is removed and never signalled. A node that is not
-// running is not an error (its Outcome is NotRunning, or StaleRemoved),
-// here as in StopWait and Kill. A set that names a node twice is refused ([ErrDuplicateNode]).
-func (c *Cluster) Stop(ctx context.Context, o StopOptions) ([]Result, error) {
+// Stop is package multi's Cluster.Stop, which documents it.
+func (c *Set) Stop(ctx context.Context, o StopOptions) ([]Result, error) {
 	c = c.with(o)
 	results := c.results()
 	if !c.checkDistinct("stop", results) {
@@ -40,22 +39,16 @@ func (c *Cluster) Stop(ctx context.Context, o StopOptions) ([]Result, error) {
 	return results, joinErrs(results)
 }
 
-// StopWait sends o.Signal to every running node, then waits until each
-// node's lock is released and removes its pidfile. With o.Timeout, nodes
-// still holding their lock when it runs out get SIGKILL, and are waited
-// for again. If ctx ends the wait, the nodes still running fail with ctx's
-// error.
-func (c *Cluster) StopWait(ctx context.Context, o StopOptions) ([]Result, error) {
+// StopWait is package multi's Cluster.StopWait, which documents it.
+func (c *Set) StopWait(ctx context.Context, o StopOptions) ([]Result, error) {
 	c = c.with(o)
 	results := c.results()
 	c.stopWait(ctx, results, stopOpts{op: "stopwait", sig: c.signal(), timeout: o.Timeout, report: true})
 	return results, joinErrs(results)
 }
 
-// Kill sends SIGKILL to every running node, waits until each lock is
-// released, and removes the pidfiles. Of o, Kill reads Wait, Group, Lost
-// and Signalled.
-func (c *Cluster) Kill(ctx context.Context, o StopOptions) ([]Result, error) {
+// Kill is package multi's Cluster.Kill, which documents it.
+func (c *Set) Kill(ctx context.Context, o StopOptions) ([]Result, error) {
 	c = c.with(o)
 	results := c.results()
 	c.stopWait(ctx, results, stopOpts{op: "kill", sig: syscall.SIGKILL, report: true})
@@ -81,7 +74,7 @@ type stopOpts struct {
 // Each node is waited for from the moment it is signalled (the waiting
 // runs beside the signalling), so the wait ends soon after the last node
 // dies, and each pidfile is removed as its node goes.
-func (c *Cluster) stopWait(ctx context.Context, results []Result, o stopOpts) {
+func (c *Set) stopWait(ctx context.Context, results []Result, o stopOpts) {
 	if !c.checkDistinct(o.op, results) {
 		return // a node twice would be waited for under one path
 	}
@@ -184,7 +177,7 @@ func closeTarget(t waiter.Target) {
 // A stopWaiter is one stopWait under way: the nodes it signalled and waits
 // for, by pidfile, and those whose wait is over.
 type stopWaiter struct {
-	c *Cluster
+	c *Set
 	stopOpts
 	mu       sync.Mutex // guards targets, byPath and released
 	targets  []waiter.Target
@@ -303,7 +296,7 @@ func (s *stopWaiter) giveUp(err error) {
 // The holder is signalled only if it is the process the node's record
 // names, when the record names one ([Cluster.recordedProcess]); else r
 // fails with a [*pin.HolderError].
-func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal, dirs *pidfile.Folders, keep bool) (bool, *pidfile.Handle, *os.File) {
+func (c *Set) signalOne(r *Result, op string, sig syscall.Signal, dirs *pidfile.Folders, keep bool) (bool, *pidfile.Handle, *os.File) {
 	c.untagRun(r.Node.Name, op, sig) // before the signal: see runTagExt
 	info, h, pidfd, err := c.signalRecorded(r.Node, sig, dirs, keep)
 	if h != nil && (err != nil || !keep) {
@@ -336,7 +329,7 @@ func (c *Cluster) signalOne(r *Result, op string, sig syscall.Signal, dirs *pidf
 
 // notRunning reports a node with nothing to signal, as info found it,
 // removing a stale pidfile (through h, if not nil).
-func (c *Cluster) notRunning(r *Result, op string, info pidfile.Info, h *pidfile.Handle) {
+func (c *Set) notRunning(r *Result, op string, info pidfile.Info, h *pidfile.Handle) {
 	r.Outcome = NotRunning
 	if info.State == pidfile.Absent {
 		return
@@ -356,12 +349,12 @@ func (c *Cluster) notRunning(r *Result, op string, info pidfile.Info, h *pidfile
 
 // stopped reports a node whose lock was released and removes its pidfile,
 // unless another instance has locked it since.
-func (c *Cluster) stopped(r *Result, op string, sig syscall.Signal) {
+func (c *Set) stopped(r *Result, op string, sig syscall.Signal) {
 	c.stoppedOn(r, op, sig, nil)
 }
 
 // stoppedOn is stopped, removing the pidfile through h if not nil.
-func (c *Cluster) stoppedOn(r *Result, op string, sig syscall.Signal, h *pidfile.Handle) {
+func (c *Set) stoppedOn(r *Result, op string, sig syscall.Signal, h *pidfile.Handle) {
 	r.Outcome, r.Signal = Stopped, sig
 	if sig == syscall.SIGKILL {
 		r.Outcome = Killed
@@ -378,9 +371,47 @@ func (c *Cluster) stoppedOn(r *Result, op string, sig syscall.Signal, h *pidfile
 
 // removeStale removes the pidfile at path if nobody holds it: through h,
 // the pidfile already open, if not nil.
+//
+// Without h it waits, up to fdWait, for a descriptor to open the pidfile
+// with: under a low RLIMIT_NOFILE those of the other nodes' waits, and of
+// restart's starts, come free as they end.
 func removeStale(path string, h *pidfile.Handle) error {
 	if h != nil {
 		return h.RemoveIfStale()
 	}
-	return pidfile.RemoveStale(path)
+	err := pidfile.RemoveStale(path)
+	deadline := time.Now().Add(fdWait)
+	for delay := time.Millisecond; (errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)) && time.Now().Before(deadline); delay = min(2*delay, 50*time.Millisecond) {
+		time.Sleep(delay)
+		err = pidfile.RemoveStale(path)
+	}
+	return err
+}
+
+// fdWait bounds how long a removal waits for a descriptor.
+const fdWait = 30 * time.Second
+
+// untagRun removes the node's run tag when op with sig asks the node to
+// end; without a run there is none, and nothing happens. The rundir is
+// reached without following an untrusted link: one swapped for a link
+// makes root remove nothing elsewhere.
+func (c *Set) untagRun(name string, op string, sig syscall.Signal) {
+	if endsNode(op, sig) {
+		nodes.RemoveIn(c.rundir(), name+supervise.TagExt)
+	}
+}
+
+// endsNode reports whether op with sig asks the node to end: stopwait,
+// kill and restart always do; stop and signal do with TERM, INT, QUIT,
+// KILL (not with HUP, USR1 and the like, which ask it to reload or
+// report).
+func endsNode(op string, sig syscall.Signal) bool {
+	if op != "stop" && op != "signal" {
+		return true
+	}
+	switch sig {
+	case syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGKILL:
+		return true
+	}
+	return false
 }

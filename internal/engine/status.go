@@ -1,0 +1,42 @@
+package engine
+
+import (
+	"context"
+	"errors"
+
+	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
+)
+
+// A Status is package multi's Status, which documents it.
+type Status struct {
+	Node nodes.Node
+	pidfile.Info
+	Lost     *LostError
+	Stopping int
+	Err      error // a *NodeError
+}
+
+// Status is package multi's Cluster.Status, which documents it.
+func (c *Set) Status(ctx context.Context) ([]Status, error) {
+	out := make([]Status, len(c.Nodes))
+	var errs []error
+	for i, n := range c.Nodes {
+		out[i].Node = n
+		info, err := pidfile.Inspect(n.PidFile)
+		out[i].Info = info
+		switch {
+		case err == nil && info.State == pidfile.Foreign:
+			// Not a node's lock: status cannot tell (LSB "unknown").
+			err = info.LockErr
+		case err == nil:
+			// A process on its way out is given a moment, not waited for.
+			out[i].Lost, out[i].Stopping = c.lostProc(ctx, n, info, 0)
+		}
+		if err != nil {
+			out[i].Err = &NodeError{Node: n.Name, Op: "status", Err: err}
+			errs = append(errs, out[i].Err)
+		}
+	}
+	return out, errors.Join(errs...)
+}
