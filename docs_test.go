@@ -406,14 +406,14 @@ func TestDocsNameWhatExists(t *testing.T) {
 // is caught, one naming what does is not.
 func TestDocsCheckFails(t *testing.T) {
 	d := loadDecls(t)
-	bad := "```\nmulti/\n  nosuch.go  a file\n  stop.go    NoSuchFunc here\n```\n" +
+	bad := "```\nmulti/\n  nosuch.go  a file\n  verbs.go   NoSuchFunc here\n```\n" +
 		"`multi/nosuch.go`, `waiter/nosuch_*.go`, `signalKeepNot`, `Spec.NoSuch`, `pidfile.NoSuch`, `(*Cluster).NoSuch`, `nosuch/`\n"
 	if errs := checkDoc(d, bad); len(errs) != 9 {
 		t.Errorf("a page naming 9 things that do not exist: %d errors, want 9: %v", len(errs), errs)
 	}
-	good := "```\nmulti/\n  stop.go    Cluster.StopWait, checkPID\n```\n" +
-		"`multi/stop.go`, `waiter/fds_*.go`, `signalKeep`, `Spec.Resolve`, `pidfile.OpenClaim`, `(*Cluster).Start`, `multi/`, `exec.Cmd`\n"
-	table := "| `waiter` | waiting | nothing |\n| `nosuch` | x | nothing |\n| `multi` | x | `nodes`, `nodes/pidfile`, `waiter`, `internal/testhooks` |\n"
+	good := "```\nmulti/\n  verbs.go   Cluster.StopWait, CheckPID\n```\n" +
+		"`multi/verbs.go`, `waiter/fds_*.go`, `SignalKeep`, `Spec.Resolve`, `pidfile.OpenClaim`, `(*Cluster).Start`, `multi/`, `exec.Cmd`\n"
+	table := "| `waiter` | waiting | nothing |\n| `nosuch` | x | nothing |\n| `multi` | x | `internal/engine`, `internal/launch`, `internal/pin`, `internal/supervise`, `nodes`, `nodes/pidfile`, `waiter` |\n"
 	if errs := checkImports(d, table); len(errs) != 2 {
 		t.Errorf("a table with waiter importing nothing and a package that does not exist: %v, want 2 errors", errs)
 	}

@@ -23,7 +23,8 @@
 //
 // Package nodes owns the names and the records, package nodes/pidfile the
 // pidfile and its lock, package waiter waiting for a lock to be released.
-// docs/architecture.md maps the files of this package.
+// docs/architecture.md maps the files of this package and of the internal
+// packages it stands on.
 //
 // # How a node runs
 //
@@ -31,30 +32,31 @@
 // nodes/pidfile) from its own new process, writes its pid there, points
 // stdout and stderr at the logfile, and execs the node's command with the
 // pidfile's descriptor left open, so the lock lasts for the node's whole
-// life and dies with it. On Linux amd64, [Cluster.Start] forks a child
-// that does this with system calls only before its exec (the fork path);
-// elsewhere, and for [Cluster.Run], a self-locking node, or a start the
-// fork path cannot take, the current program is re-executed as a small
-// internal step for the node that does the same (the exec step). A
+// life and dies with it. To do that from the node's own process before it
+// execs, the current program is re-executed as a small internal step for
+// the node (the exec step), on every platform and for every verb. A
 // failure before the exec comes back through a close-on-exec pipe, so
 // Start returns only once each node runs holding its lock, or has failed
-// with a reason.
+// with a reason. The node starts as it would from a shell: the same
+// limits (RLIMIT_NOFILE's soft limit as the caller had it), no signal
+// blocked or ignored, no descriptor but its own; its own session, and
+// /dev/null and its logfile as its standard descriptors.
 //
 // # The exec step
 //
 // The host program, the one that calls [Cluster.Start], [Cluster.Restart]
 // or [Cluster.Run], need do nothing for the step: importing this package
-// is enough. The package's init function recognises a process started as
-// a node's step (by an environment variable it removes again) and plays
-// the step there, never returning to the program's main.
+// is enough. An init function of a package it imports recognises a
+// process started as a node's step (by an environment variable it removes
+// again) and plays the step there, never returning to the program's main.
 //
 // What runs in the step: the Go runtime and the init functions of every
-// package the program links in, in their usual order, up to this
-// package's, which takes over. Packages initialised before it (the
-// packages it imports, and any whose init must run first) run their init
-// in every node's step too, once per node start: an init function should
-// not start goroutines that matter, open listeners, print, or take long.
-// Init functions of packages initialised after this one do not run.
+// package the program links in that Go initialises before the step's
+// package (internal/launch): its own imports, and others Go's order puts
+// first. They run in every node's step too, once per node start: an init
+// function should not start goroutines that matter, open listeners,
+// print, or take long. Init functions of this package and of the
+// program's main package never run in a step.
 //
 // Which binary: on Linux the step runs /proc/self/exe, the very file the
 // host process runs, so that the step works even when the binary has been

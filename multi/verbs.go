@@ -98,7 +98,6 @@ func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
 	return out, errors.Join(errs...)
 }
 
-
 // Only returns a new Cluster with the same settings as c on the nodes of
 // c named (by short name, [nodes.Node.Name]), in c's order, so that a
 // caller can act on a subset without building a Cluster of its own. A

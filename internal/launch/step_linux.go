@@ -31,8 +31,7 @@ func dup2(oldfd, newfd int) error { return unix.Dup3(oldfd, newfd, 0) }
 // it hands to the node, and sets signals 32 and 33 to their default: Go's
 // runtime leaves those two as it found them and os/signal cannot catch
 // them, so one that multi's caller ignored (make starts its recipes with
-// both ignored) would stay ignored in the node. The fork path's child
-// resets them with every other signal.
+// both ignored) would stay ignored in the node.
 func unblockSignals() {
 	var none unix.Sigset_t
 	unix.PthreadSigmask(unix.SIG_SETMASK, &none, nil)

@@ -201,8 +201,8 @@ func defaultSignals() {
 }
 
 // closeInherited marks every descriptor from 3 on close-on-exec, so that
-// the node keeps none that multi's caller passed down, as the fork path's
-// child closes them: a node holding its caller's pipe would keep a reader
+// the node keeps none that multi's caller passed down: a node holding its
+// caller's pipe would keep a reader
 // of multi's output waiting. The lock's descriptor is kept open after
 // this. Where /dev/fd lists only 0-2 (FreeBSD without fdescfs), the others
 // are left as they are.

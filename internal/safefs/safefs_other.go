@@ -2,6 +2,9 @@
 
 package safefs
 
+// Off Unix: no *at calls, no O_NOFOLLOW, no owners: folders are named
+// by path and nothing is checked.
+
 import (
 	"errors"
 	"io/fs"
@@ -90,3 +93,15 @@ func OpenWorkFolder(path string) (*Folder, error) { return OpenFolder(path, fals
 
 // File has no descriptor to give here: nil.
 func (d *Folder) File() *os.File { return nil }
+
+// SameEntry reports whether name in the folder is the file st describes.
+func (d *Folder) SameEntry(name string, st fs.FileInfo) bool {
+	b, err := os.Lstat(filepath.Join(d.path, name))
+	return err == nil && os.SameFile(st, b)
+}
+
+// CheckOwner has no owners to compare here.
+func CheckOwner(st fs.FileInfo, dir string, dst fs.FileInfo) error { return nil }
+
+// CheckOneLink has no link counts to look at here.
+func CheckOneLink(st fs.FileInfo) error { return nil }
