@@ -1,0 +1,146 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/multi-launcher/multi/internal/pin"
+	"github.com/multi-launcher/multi/internal/supervise"
+	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
+)
+
+// signalOne sends sig to r.Node through its lock and reports whether it
+// did. When it did not, r says why: not running (a stale pidfile is
+// removed, through the same open file), or a failure. With keep, the
+// pidfile's handle it signalled through is returned open (opened for
+// writing where it may be, see [pidfile.OpenToRemove]) for the caller to
+// wait on, remove through and close, with the pidfd that pinned the
+// holder (Linux). The pidfile is opened in its folder as dirs has it open
+// (nil: reached for it alone).
+//
+// The holder is signalled only if it is the process the node's record
+// names, when the record names one ([Cluster.recordedProcess]); else r
+// fails with a [*pin.HolderError].
+func (c *Set) signalOne(r *Result, op string, sig syscall.Signal, dirs *pidfile.Folders, keep bool) (bool, *pidfile.Handle, *os.File) {
+	c.untagRun(r.Node.Name, op, sig) // before the signal: see runTagExt
+	info, h, pidfd, err := c.signalRecorded(r.Node, sig, dirs, keep)
+	if h != nil && (err != nil || !keep) {
+		defer h.Close()
+	}
+	switch {
+	case errors.Is(err, pin.ErrNotRunning):
+		if c.lostOne(r, op, sig, info) {
+			return r.Err == nil, nil, nil
+		}
+		c.notRunning(r, op, info, h)
+		return false, nil, nil
+	case err != nil:
+		r.PID = info.PID
+		r.fail(op, err)
+		return false, nil, nil
+	}
+	if info.Mismatch() {
+		r.FilePID = info.FilePID
+		if info.FileErr != nil || r.FilePID == 0 {
+			r.FilePID = -1
+		}
+	}
+	r.PID, r.Signal = info.PID, sig
+	if !keep {
+		h = nil
+	}
+	return true, h, pidfd
+}
+
+// notRunning reports a node with nothing to signal, as info found it,
+// removing a stale pidfile (through h, if not nil).
+func (c *Set) notRunning(r *Result, op string, info pidfile.Info, h *pidfile.Handle) {
+	r.Outcome = NotRunning
+	if info.State == pidfile.Absent {
+		return
+	}
+	err := removeStale(r.Node.PidFile, h)
+	var held *pidfile.HeldError
+	switch {
+	case errors.As(err, &held):
+		// Started by someone else since we looked: leave it be.
+		r.HeldBy = held.PID
+	case err != nil:
+		r.fail(op, fmt.Errorf("stale pidfile not removed: %w", err))
+	default:
+		r.Outcome = StaleRemoved
+	}
+}
+
+// stopped reports a node whose lock was released and removes its pidfile,
+// unless another instance has locked it since.
+func (c *Set) stopped(r *Result, op string, sig syscall.Signal) {
+	c.stoppedOn(r, op, sig, nil)
+}
+
+// stoppedOn is stopped, removing the pidfile through h if not nil.
+func (c *Set) stoppedOn(r *Result, op string, sig syscall.Signal, h *pidfile.Handle) {
+	r.Outcome, r.Signal = Stopped, sig
+	if sig == syscall.SIGKILL {
+		r.Outcome = Killed
+	}
+	err := removeStale(r.Node.PidFile, h)
+	var held *pidfile.HeldError
+	switch {
+	case errors.As(err, &held):
+		r.HeldBy = held.PID
+	case err != nil:
+		r.fail(op, fmt.Errorf("stopped, but %w", err))
+	}
+}
+
+// removeStale removes the pidfile at path if nobody holds it: through h,
+// the pidfile already open, if not nil.
+//
+// Without h it waits, up to fdWait, for a descriptor to open the pidfile
+// with: under a low RLIMIT_NOFILE those of the other nodes' waits, and of
+// restart's starts, come free as they end.
+func removeStale(path string, h *pidfile.Handle) error {
+	if h != nil {
+		return h.RemoveIfStale()
+	}
+	err := pidfile.RemoveStale(path)
+	deadline := time.Now().Add(fdWait)
+	for delay := time.Millisecond; (errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)) && time.Now().Before(deadline); delay = min(2*delay, 50*time.Millisecond) {
+		time.Sleep(delay)
+		err = pidfile.RemoveStale(path)
+	}
+	return err
+}
+
+// fdWait bounds how long a removal waits for a descriptor.
+const fdWait = 30 * time.Second
+
+// untagRun removes the node's run tag when op with sig asks the node to
+// end; without a run there is none, and nothing happens. The rundir is
+// reached without following an untrusted link: one swapped for a link
+// makes root remove nothing elsewhere.
+func (c *Set) untagRun(name string, op string, sig syscall.Signal) {
+	if endsNode(op, sig) {
+		nodes.RemoveIn(c.rundir(), name+supervise.TagExt)
+	}
+}
+
+// endsNode reports whether op with sig asks the node to end: stopwait,
+// kill and restart always do; stop and signal do with TERM, INT, QUIT,
+// KILL (not with HUP, USR1 and the like, which ask it to reload or
+// report).
+func endsNode(op string, sig syscall.Signal) bool {
+	if op != "stop" && op != "signal" {
+		return true
+	}
+	switch sig {
+	case syscall.SIGTERM, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGKILL:
+		return true
+	}
+	return false
+}
