@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/launch"
+	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -21,7 +23,7 @@ import (
 // stays this process's, as another process sees.
 func TestVerbsOnOwnNode(t *testing.T) {
 	c := cluster(t, "", "w1")
-	o := multi.StopOptions{Timeout: multi.DefaultLockTimeout}
+	o := multi.StopOptions{Timeout: launch.DefaultLockTimeout}
 	n := c.Nodes[0]
 	l, err := pidfile.Acquire(n.PidFile)
 	if err != nil {
@@ -45,7 +47,7 @@ func TestVerbsOnOwnNode(t *testing.T) {
 	want := fmt.Sprintf("running %d <nil>", me)
 	for _, v := range verbs {
 		res, err := v.f(t.Context())
-		if !errors.Is(err, multi.ErrOwnNode) || res[0].PID != me || res[0].Outcome != multi.Failed {
+		if !errors.Is(err, pin.ErrOwnNode) || res[0].PID != me || res[0].Outcome != multi.Failed {
 			t.Errorf("%s: %v, %+v; want ErrOwnNode naming pid %d", v.name, err, res[0], me)
 		}
 		if got := testutil.SeenFromChild(t, n.PidFile); got != want {

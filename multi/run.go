@@ -14,21 +14,6 @@ import (
 	"github.com/multi-launcher/multi/nodes"
 )
 
-// Errors of [Cluster.Run], which its [*RunError] wraps (as it wraps
-// [ErrCommandNotFound], [ErrCommandNotExecutable], [ErrExitedAtOnce] and
-// [ErrDuplicateNode] when they decide the run's end).
-var (
-	// ErrRunUnderWay: another Run is under way in this process; reaping is
-	// process-wide, so there is at most one.
-	ErrRunUnderWay = supervise.ErrRunUnderWay
-	// ErrNodeExited: a node of the run exited on its own; with OnExit
-	// [StopAll] or [Ignore] its exit status decides the run's.
-	ErrNodeExited = supervise.ErrNodeExited
-	// ErrStopFailed: the run could not stop a node through its pidfile
-	// (see [Cluster.Run]).
-	ErrStopFailed = supervise.ErrStopFailed
-)
-
 // A RunError is how a [Cluster.Run] that did not end cleanly ended: the
 // exit code it should end with, the node that decided it, why, and each
 // node's last result.
@@ -37,13 +22,12 @@ type RunError struct {
 	Code int
 	// Node names the node that decided Code; "" when none did.
 	Node string
-	// Err says why; it wraps a [*NodeError] and a sentinel such as
-	// [launch.ErrCommandNotFound], [ErrNodeExited] or [ErrDuplicateNode].
+	// Err says why; it wraps a [*NodeError], and a sentinel such as
+	// [ErrCommandNotFound] or [ErrDuplicateNode] where one applies.
 	Err error
 	// Results holds each node's last result in the run, in the order of
 	// the Cluster's Nodes: started, stopped, or failed with Err saying
-	// why (a node that exited on its own: Failed, wrapping
-	// [ErrNodeExited]).
+	// why (a node that exited on its own: Failed, with its Exit).
 	Results []Result
 }
 
@@ -73,17 +57,6 @@ const (
 	Ignore OnExit = "ignore"
 )
 
-// ParseOnExit parses the value of --on-exit.
-func ParseOnExit(s string) (OnExit, error) {
-	switch p := OnExit(s); p {
-	case StopAll, RestartNode, Ignore:
-		return p, nil
-	case "":
-		return StopAll, nil
-	}
-	return "", fmt.Errorf("--on-exit is stop-all, restart or ignore, not %q", s)
-}
-
 // Defaults of [RunOptions].
 const (
 	// DefaultRunTimeout is how long Run waits after the stop signal before
@@ -91,10 +64,12 @@ const (
 	// Docker's 10 s, so that the nodes are killed by multi, which then
 	// reports them, and not with multi by the engine.
 	DefaultRunTimeout = 8 * time.Second
-	// DefaultBackoff is the first delay before a restart.
-	DefaultBackoff = time.Second
-	// DefaultMaxBackoff caps the delay before a restart.
-	DefaultMaxBackoff = time.Minute
+)
+
+// The backoff of a restart when [RunOptions] leave it zero.
+const (
+	defaultBackoff    = time.Second
+	defaultMaxBackoff = time.Minute
 )
 
 // RunOptions tune [Cluster.Run]. The zero value is the default.
@@ -109,7 +84,7 @@ type RunOptions struct {
 	// Backoff is the delay before the first restart (OnExit
 	// [RestartNode]); it doubles with every restart up to MaxBackoff, and starts again from
 	// Backoff once the node has run for MaxBackoff. 0 means
-	// [DefaultBackoff]; MaxBackoff 0 means [DefaultMaxBackoff].
+	// 1 s; MaxBackoff 0 means 1 min.
 	Backoff, MaxBackoff time.Duration
 	// Stdout and Stderr, if not nil, get each node's standard output and
 	// error, line by line, each line prefixed with the node's name
@@ -137,61 +112,40 @@ type RunOptions struct {
 func (o RunOptions) backoff() (first, max time.Duration) {
 	first, max = o.Backoff, o.MaxBackoff
 	if first <= 0 {
-		first = DefaultBackoff
+		first = defaultBackoff
 	}
 	if max <= 0 {
-		max = DefaultMaxBackoff
+		max = defaultMaxBackoff
 	}
 	return first, max
 }
 
-// Run starts every node as [Cluster.Start] does (each node's own process
-// holds its locked pidfile, so status, stop, stopwait, kill and logs work
-// on them from another shell) and stays in the foreground, as a
-// container's PID 1 or a systemd Type=notify service, until they are
-// stopped. It returns the exit code the run should end with, as tini
-// reports it: the first node that exited unexpectedly decides (its exit
-// code, or 128+signal; 127 when its program does not exist, 126 when it
-// cannot be executed; 1 for another failure to start); after a requested
-// stop, 0 when every node exited 0 or by the stop signal; 1 when a node
-// could not be stopped through its pidfile ([ErrStopFailed]: the run then
-// signals its own child directly, and KILLs it after o.Stop.Timeout). With a
-// code other than 0 comes a [*RunError]: the node that decided it, why
-// (errors.Is: [ErrCommandNotFound], [ErrCommandNotExecutable],
-// [ErrExitedAtOnce], [ErrNodeExited], [ErrStopFailed],
-// [ErrDuplicateNode], ...) and each node's last result. Another error
-// ([ErrRunUnderWay]) means the run did not begin.
+// Run starts every node as [Cluster.Start] does and stays in the
+// foreground, as a container's PID 1 or a systemd Type=notify service,
+// until they are stopped; status, stop, stopwait, kill and logs work on
+// them from another shell meanwhile. It
 //
-// A library caller gets its process back as it was: the child subreaper
-// flag as it found it, and its signal handling (Run only adds channels of
-// its own, and stops them).
+//   - reaps every child, its nodes and, as PID 1 or a child subreaper,
+//     every orphan of their trees (only one Run per process: else
+//     [ErrRunUnderWay]);
+//   - stops every node on SIGTERM, SIGINT, SIGQUIT or the end of ctx as
+//     StopWait does (o.Stop.Signal, SIGKILL after o.Stop.Timeout,
+//     [DefaultRunTimeout] when zero); a second one kills them at once;
+//     SIGHUP, SIGUSR1, SIGUSR2 and SIGWINCH are forwarded to every node;
+//   - applies [RunOptions.OnExit] to a node that exits on its own; a node
+//     stopped on purpose by another multi is not a failure and stays down;
+//   - sends READY=1 to the notify socket and makes the ready file once
+//     every node holds its lock, STOPPING=1 when the stop begins.
 //
-// What it does meanwhile:
-//
-//   - Reaping: it reaps every child, its nodes and, as PID 1 or as a child
-//     subreaper (PR_SET_CHILD_SUBREAPER, which it becomes otherwise), every
-//     orphan of their process trees. One wait4(-1) loop, woken by SIGCHLD,
-//     is the only waiter in the process; only one Run may be under way in a
-//     process.
-//   - Signals: SIGTERM, SIGINT and SIGQUIT (or ctx's end) stop every node
-//     as StopWait does: o.Stop.Signal, SIGCONT, and SIGKILL after o.Stop.Timeout
-//     ([DefaultRunTimeout] when zero); Run returns once every lock is
-//     released. A second one kills every node at once. SIGHUP, SIGUSR1,
-//     SIGUSR2 and SIGWINCH are forwarded to every node, through its lock
-//     as every signal multi sends.
-//   - A node that exits on its own: see [RunOptions.OnExit]. A node
-//     stopped on purpose by another multi (stop, stopwait, kill, restart:
-//     they remove the node's run tag, RUNDIR/NAME.run, before the signal)
-//     is not a failure: it stays down and the others run on. Run ends
-//     when no node is left running or about to restart.
-//   - Readiness: once every node holds its lock, READY=1 goes to the
-//     notify socket and the ready file is created; STOPPING=1 is sent and
-//     the ready file removed when the stop begins.
-//
-// While the nodes run, Run sleeps in the kernel: no polling. Run uses no
-// settle window (it watches its nodes for their whole life instead) and
-// ignores c.Detach; it changes neither c nor o. Signals that
-// come while the nodes first start are acted on once they have.
+// It returns the exit code the run should end with, as tini reports it:
+// the first node that exited unexpectedly decides (its code, or
+// 128+signal; 127 when its program does not exist, 126 when it cannot be
+// executed, 1 for another failure to start); after a requested stop, 0
+// when every node exited 0 or by the stop signal, 1 when one could not be
+// stopped through its pidfile (the run then signals its own child, and
+// KILLs it after the timeout). A code other than 0 comes with a
+// [*RunError]. A library caller gets its process back as it was (the
+// subreaper flag, its signal handling); Run changes neither c nor o.
 func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 	if o.Stop.Timeout <= 0 {
 		o.Stop.Timeout = DefaultRunTimeout
@@ -264,7 +218,7 @@ func (h runHost) Exited(n nodes.Node, pid int, ws syscall.WaitStatus, onPurpose 
 	if onPurpose {
 		return outcome(Result{Node: n, Outcome: Stopped, PID: pid, Exit: exit})
 	}
-	err := h.Fail(n, &launch.ExitError{Status: ws, Err: fmt.Errorf("%w (%s)", ErrNodeExited, launch.DescribeExit(ws))})
+	err := h.Fail(n, &launch.ExitError{Status: ws, Err: fmt.Errorf("%w (%s)", supervise.ErrNodeExited, launch.DescribeExit(ws))})
 	return outcome(Result{Node: n, Outcome: Failed, PID: pid, Exit: exit, Err: err})
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/multi-launcher/multi/internal/launch"
 	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
@@ -75,7 +76,7 @@ func TestStartSelfLockHonoursContext(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Start: %v; want the context's error", err)
 	}
-	if errors.Is(err, multi.ErrNoLock) {
+	if errors.Is(err, launch.ErrNoLock) {
 		t.Fatalf("Start: %v; want no lock timeout", err)
 	}
 	pid := res[0].PID
@@ -97,7 +98,7 @@ func TestStartSelfLockWaitsForPid(t *testing.T) {
 	c := selfCluster(t, "nowrite")
 	c.LockTimeout = time.Second
 	res, err := c.Start(context.Background())
-	if !errors.Is(err, multi.ErrNoLock) {
+	if !errors.Is(err, launch.ErrNoLock) {
 		t.Fatalf("Start of a node that writes no pid: %v (%s); want launch.ErrNoLock", err, res[0])
 	}
 	if res[0].PID <= 1 {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/engine"
 	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
@@ -76,7 +77,7 @@ func TestSharedFolderSwappedPidfile(t *testing.T) {
 	rundir := c.RunDir
 	os.Chmod(rundir, 0o777|os.ModeSticky)
 	defer os.Chmod(rundir, 0o700)
-	if _, err := one.Stop(context.Background(), multi.StopOptions{}); !errors.Is(err, multi.ErrUnconfirmedHolder) || !strings.Contains(err.Error(), "no record names the process") {
+	if _, err := one.Stop(context.Background(), multi.StopOptions{}); !errors.Is(err, engine.ErrUnconfirmedHolder) || !strings.Contains(err.Error(), "no record names the process") {
 		t.Errorf("Stop of w1 with a shared rundir: %v; want ErrUnconfirmedHolder, no record", err)
 	}
 	if signalled(w2) {

@@ -23,7 +23,7 @@ type Status struct {
 	Stopping int
 	// Err is set when the pidfile could not be inspected, or is locked by
 	// something that is not a node (State [pidfile.Foreign]; Err then
-	// matches [ErrForeignLock]).
+	// matches [pidfile.ErrForeignLock]).
 	Err error
 }
 

@@ -10,22 +10,19 @@ import (
 	"github.com/multi-launcher/multi/nodes"
 )
 
-// Start starts every node that is not running, concurrently, and records
-// each started node in the rundir. It returns once each node either runs
-// its command holding its pidfile's lock or has failed. A node that is
-// already running is left alone; its result wraps [ErrAlreadyRunning].
-// Two nodes with one name or one pidfile fail the whole set with
-// [ErrDuplicateNode] before anything starts, and a node whose record would
-// be too large with [nodes.ErrRecordTooLarge].
-// Results are in the order of c.Nodes; the error joins the per-node errors.
+// Start starts every node that is not running, concurrently, records
+// each in the rundir, and returns once each runs its command holding its
+// pidfile's lock or has failed. A node already running is left alone
+// ([ErrAlreadyRunning]). Nodes sharing a name or a pidfile
+// ([ErrDuplicateNode]), or a record too large
+// ([nodes.ErrRecordTooLarge]), fail the whole set before anything starts.
 func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
 	return results(c.set().Start(ctx))
 }
 
 // Stop sends o.Signal to every running node and returns without waiting.
-// A stale pidfile is removed and never signalled. A node that is not
-// running is not an error (its Outcome is NotRunning, or StaleRemoved),
-// here as in StopWait and Kill. A set that names a node twice is refused ([ErrDuplicateNode]).
+// A stale pidfile is removed, never signalled; a node not running is not
+// an error (NotRunning, or StaleRemoved), here as in StopWait and Kill.
 func (c *Cluster) Stop(ctx context.Context, o StopOptions) ([]Result, error) {
 	return results(c.set().Stop(ctx, o.engine()))
 }
@@ -46,37 +43,22 @@ func (c *Cluster) Kill(ctx context.Context, o StopOptions) ([]Result, error) {
 	return results(c.set().Kill(ctx, o.engine()))
 }
 
-// Send sends sig to every running node, through its lock as every verb
-// does (see Signals in the package doc), and returns without waiting: a
-// HUP to reload, a USR1 to report. Unlike [Cluster.Stop] it is not a stop
-// and sends sig, not o.Signal (of o it reads Group and Lost); a node's
-// result is Signalled, with its Signal and PID. A node
-// that is not running is reported so, its stale pidfile removed, and is
-// not an error. sig must be a signal (> 0). A set that names a node twice
-// is refused ([ErrDuplicateNode]).
+// Send sends sig (> 0) to every running node, through its lock, and
+// returns without waiting: a HUP to reload, a USR1 to report. Of o it
+// reads Group and Lost. A node's result is Signalled; one not running is
+// reported so, its stale pidfile removed, and is not an error.
 func (c *Cluster) Send(ctx context.Context, sig syscall.Signal, o StopOptions) ([]Result, error) {
 	return results(c.set().Send(ctx, sig, o.engine()))
 }
 
-// Restart restarts every node with its command; a node that was not
-// running is just started.
-//
-// Before anything is signalled, each node's command is checked to be able
-// to start again as recorded: its folder ([nodes.Node.Dir]) present and its
-// program found (on the PATH it is looked up on, see [Cluster.Env], in that folder)
-// and executable. A node that fails the check is left as it is and fails
-// with [ErrCannotRestart]; the others are restarted.
-//
-// Without [RestartOptions.Rolling], as celery does, every node is signalled, and
-// each is started again the moment its lock is released (and the process
-// signalled is gone), without waiting for the slowest. With Rolling, one
-// node at a time (see [RestartOptions.Rolling]); a node that does not come up
-// again halts the roll, and the nodes after it are left as they are with
-// [ErrRollingHalted].
-//
-// The node is started with c.Env (nil: this process's environment) and its
-// own recorded [nodes.Node.Env] entries, not with the whole environment it
-// was first started with.
+// Restart restarts every node with its command, as recorded (a node not
+// running is just started), once each command is seen able to start
+// again: its folder there, its program found and executable; a node that
+// is not is left as it is and fails. Without [RestartOptions.Rolling],
+// as celery does, every node is signalled and each starts again the
+// moment it is down; with it, one node at a time, and one that does not
+// come up again halts the roll. The nodes get c.Env and their own
+// recorded [nodes.Node.Env] entries.
 func (c *Cluster) Restart(ctx context.Context, o RestartOptions) ([]Result, error) {
 	return results(c.set().Restart(ctx, engine.RestartOptions{Stop: o.Stop.engine(), Rolling: o.Rolling}))
 }
@@ -98,13 +80,9 @@ func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
 	return out, errors.Join(errs...)
 }
 
-// Only returns a new Cluster with the same settings as c on the nodes of
-// c named (by short name, [nodes.Node.Name]), in c's order, so that a
-// caller can act on a subset without building a Cluster of its own. A
-// name that is not one of c's nodes is an error wrapping
-// [ErrUnknownNode], and no Cluster is returned. The new Cluster shares
-// c's Progress callback but not c's Progress lock: verbs of
-// c and of the subset that run at once may call Progress at once.
+// Only returns a Cluster with c's settings on the nodes of c named (by
+// [nodes.Node.Name]), in c's order; a name that is not one of them is
+// [ErrUnknownNode]. It shares c's Progress callback, not its lock.
 func (c *Cluster) Only(names ...string) (*Cluster, error) {
 	want := make(map[string]bool, len(names))
 	for _, name := range names {
@@ -138,6 +116,9 @@ func (c *Cluster) sub(ns []nodes.Node) *Cluster {
 func (c *Cluster) set() *engine.Set {
 	s := &engine.Set{Nodes: c.Nodes, RunDir: c.RunDir, LockTimeout: c.LockTimeout, Detach: c.Detach,
 		Settle: c.Settle, Env: c.Env, AllowSharedFolders: c.AllowSharedFolders, Mu: &c.progressMu}
+	if s.Settle == 0 {
+		s.Settle = DefaultSettle
+	}
 	if p := c.Progress; p != nil {
 		s.Progress = func(r engine.Result) { p(result(r)) }
 	}

@@ -144,7 +144,7 @@ var (
 	flagOnExit      = &valueFlag{StringFlag: &cli.StringFlag{Name: "on-exit", Usage: "when a node exits on its own: `POLICY` stop-all (stop the others, exit with its status), restart (with backoff), ignore", Value: string(multi.StopAll)}, set: setOnExit}
 	flagReadyFile   = text(cli.StringFlag{Name: "ready-file", Usage: "create `FILE` once every node holds its lock; removed when stopping (a readiness probe)"}, func(f *flags) *string { return &f.ReadyFile })
 	flagWaitForLock = boolean(cli.BoolFlag{Name: "wait-for-lock", Usage: "a node whose lock is held elsewhere (a shared pidfile folder) waits for it and takes over when the holder dies, instead of failing the run"}, func(f *flags) *bool { return &f.WaitForLock })
-	flagBackoff     = duration(cli.StringFlag{Name: "backoff", Usage: "with --on-exit=restart, the first delay `DURATION`; it doubles with each restart, up to 1m", DefaultText: multi.DefaultBackoff.String()}, func(f *flags) *time.Duration { return &f.Backoff })
+	flagBackoff     = duration(cli.StringFlag{Name: "backoff", Usage: "with --on-exit=restart, the first delay `DURATION`; it doubles with each restart, up to 1m", DefaultText: "1s"}, func(f *flags) *time.Duration { return &f.Backoff })
 	flagRunTimeout  = flagTimeout.help("after the stop signal, `DURATION` before the nodes still running get SIGKILL", multi.DefaultRunTimeout.String())
 )
 
@@ -178,7 +178,14 @@ func setSettle(f *flags, v string) (err error) {
 	return err
 }
 
-func setOnExit(f *flags, v string) (err error) {
-	f.OnExit, err = multi.ParseOnExit(v)
-	return err
+func setOnExit(f *flags, v string) error {
+	switch p := multi.OnExit(v); p {
+	case multi.StopAll, multi.RestartNode, multi.Ignore:
+		f.OnExit = p
+	case "":
+		f.OnExit = multi.StopAll
+	default:
+		return fmt.Errorf("--on-exit is stop-all, restart or ignore, not %q", v)
+	}
+	return nil
 }

@@ -147,3 +147,16 @@ func TestVerbPerNodeFlags(t *testing.T) {
 		t.Errorf("stopwait --timeout:w1=3: no error; want a usage error")
 	}
 }
+
+func TestSetOnExit(t *testing.T) {
+	for s, want := range map[string]multi.OnExit{"": multi.StopAll, "stop-all": multi.StopAll, "restart": multi.RestartNode, "ignore": multi.Ignore} {
+		var f flags
+		if err := setOnExit(&f, s); err != nil || f.OnExit != want {
+			t.Errorf("--on-exit=%q: %q, %v; want %q", s, f.OnExit, err, want)
+		}
+	}
+	var f flags
+	if err := setOnExit(&f, "always"); err == nil {
+		t.Error("--on-exit=always: no error")
+	}
+}

@@ -7,18 +7,9 @@ import (
 	"github.com/multi-launcher/multi/internal/launch"
 )
 
-// DefaultSettle is package multi's DefaultSettle.
-const DefaultSettle = 300 * time.Millisecond
-
-func (c *Set) settle() time.Duration {
-	switch {
-	case c.Settle == 0:
-		return DefaultSettle
-	case c.Settle < 0:
-		return 0
-	}
-	return c.Settle
-}
+// settle is the settle window: Settle, which package multi resolves (its
+// DefaultSettle for 0); 0 or less is none.
+func (c *Set) settle() time.Duration { return max(c.Settle, 0) }
 
 // settleAll waits, once for the whole batch, until every started node is
 // c.settle() old; then finishStart checks that each still runs holding its
