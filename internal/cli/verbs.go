@@ -154,7 +154,7 @@ func cluster(c *cli.Context, a *call) (*multi.Cluster, error) {
 	if a.starts && !a.HasCommand {
 		for _, n := range ns {
 			if len(n.Command) == 0 {
-				return nil, usage(c, fmt.Errorf("%s: no command: give one after -- (no record %s)", n.Name, nodes.RecordPath(rundir(a), n.Name)))
+				return nil, usage(c, fmt.Errorf("%s: no command: give one after -- (no record %s); %s", n.Name, nodes.RecordPath(rundir(a), n.Name), noCommandHint(c)))
 			}
 		}
 	}
@@ -216,6 +216,11 @@ func resolve(c *cli.Context, a *call) ([]nodes.Node, error) {
 	}
 	if a.HasCommand && !a.forward {
 		return nil, usage(c, errors.New("a command after -- only goes with start, run, restart, show and get"))
+	}
+	if a.HasCommand {
+		if err := checkCommandWord(a.Command, a.Env); err != nil {
+			return nil, usage(c, err)
+		}
 	}
 	spec.Skipped = func(err error) {
 		fmt.Fprintf(c.App.ErrWriter, "multi %s: warning: %v; skipped\n", c.Command.Name, err)
