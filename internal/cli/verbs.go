@@ -54,7 +54,7 @@ from the node's record. OPTIONS (celery's worker options, per node as
 -c:1-3 10) are added after the command's arguments.
 
    multi start w1 w2 w3 -- sleep 300
-   multi start 3 --range-prefix=web --pidfile=/run/app/%n.pid -- app --port=80%i
+   multi start 3 --range-prefix=web --pidfile=/run/app/%n.pid -- app -p 80%i
    multi start A B C D -c:1 4 -c:2-4 8 -- worker --name=%h
    multi start w1 --self-lock -- mygonode`,
 		flags:   common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle, flagEnv),
