@@ -154,6 +154,7 @@ pidfile, 3 not running, 4 unknown. The manual page: multi man | man -l -`,
 			getCommand(),
 			completionCommand(),
 			manCommand(),
+			versionCommand(),
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
 			fmt.Fprintf(stderr, "multi: unknown command %q (see multi --help)\n", name)

@@ -33,6 +33,11 @@ var ErrHelp = errors.New("help requested")
 //     none, so "-E w1 w2" is two nodes with -E, never one node named w2.
 //   - The node names are one run of words. A word after the options that is
 //     not an option's value is an error, not a silently added node.
+//   - One capital letter (-Q, -E, -B, -O, -P, -S) is one of celery's
+//     options, never a -SIGNAL, in every command that passes options on.
+//   - An option to pass on is refused when it looks like one of multi's
+//     flags ([Parser.misspelt]): a flag of another verb, or a misspelling,
+//     is never passed on to the command, nor recorded.
 type Parser struct {
 	// Flags are multi's own long flags, by name without dashes; the value
 	// says whether the flag takes a value. A flag that takes none is
@@ -54,6 +59,10 @@ type Parser struct {
 	// Forward accepts options multi does not own, for the nodes' command.
 	// When false they are usage errors.
 	Forward bool
+	// Others are the long flags of multi's other verbs that this one
+	// does not take, by name, each with the verbs that take it: a
+	// forwarded option that is one of them, or near one, is refused.
+	Others map[string][]string
 }
 
 // Args is a parsed command line.
@@ -134,6 +143,9 @@ func (p Parser) Parse(args []string) (*Args, error) {
 			case !p.Forward:
 				return nil, p.unknown(tok, name)
 			default:
+				if err := p.misspelt(tok, name, true); err != nil {
+					return nil, err
+				}
 				a.Options = append(a.Options, nodes.Option{Name: "--" + name, Value: val, HasValue: hasVal, Scope: scope})
 				namesEnded = namesStarted
 			}
@@ -161,7 +173,7 @@ func (p Parser) Parse(args []string) (*Args, error) {
 				a.Signal = word
 				continue
 			}
-			if p.Signal != nil && !p.NoSignal && looksLikeSignal(word) {
+			if p.Signal != nil && !p.NoSignal && looksLikeSignal(word) && !(p.Forward && celeryLetter(word)) {
 				return nil, fmt.Errorf("%w: %s is neither a flag nor a signal", ErrUsage, tok)
 			}
 			if !p.Forward {
@@ -172,6 +184,11 @@ func (p Parser) Parse(args []string) (*Args, error) {
 			name, scope, scoped := strings.Cut(word, ":")
 			if err := checkOptName(tok, name, scope, scoped); err != nil {
 				return nil, err
+			}
+			if bare, _, _ := strings.Cut(name, "="); len(bare) > 1 {
+				if err := p.misspelt(tok, bare, false); err != nil {
+					return nil, err
+				}
 			}
 			o := nodes.Option{Name: "-" + name, Scope: scope}
 			next := i+1 < len(args) && args[i+1] != "--" && !strings.HasPrefix(args[i+1], "-")

@@ -148,7 +148,7 @@ func manCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			_, err = io.WriteString(c.App.Writer, page+manSections)
+			_, err = io.WriteString(c.App.Writer, withSynopsis(page, c.App)+manSections)
 			return err
 		},
 	}

@@ -127,7 +127,7 @@ var (
 
 	flagEnv         = &valueFlag{StringFlag: &cli.StringFlag{Name: "env", Usage: "add `KEY=VALUE` to the nodes' environment (give it again for more); recorded, so restart passes it again"}, set: func(f *flags, v string) error { f.Env = append(f.Env, v); return nil }, many: true}
 	flagSelfLock    = boolean(cli.BoolFlag{Name: "self-lock", Usage: "the node locks its own pidfile (its path is in $MULTI_PIDFILE); start waits for it to"}, func(f *flags) *bool { return &f.SelfLock })
-	flagLockTimeout = duration(cli.StringFlag{Name: "lock-timeout", Usage: "with --self-lock, how long start waits for the node to lock its pidfile before it kills it", DefaultText: "10s"}, func(f *flags) *time.Duration { return &f.LockTimeout })
+	flagLockTimeout = duration(cli.StringFlag{Name: "lock-timeout", Usage: "with --self-lock, wait up to `DURATION` for the node to lock its pidfile, then kill it", DefaultText: "10s"}, func(f *flags) *time.Duration { return &f.LockTimeout })
 
 	flagPrefix      = text(cli.StringFlag{Name: "prefix", Usage: "put `TEXT` before every node name given (not counted ones)"}, func(f *flags) *string { return &f.Prefix })
 	flagSuffix      = &valueFlag{StringFlag: &cli.StringFlag{Name: "suffix", Usage: "`HOST` part of full names, as celery's --suffix (\"\" for none); wins over --hostname"}, set: func(f *flags, v string) error { f.Suffix = &v; return nil }}

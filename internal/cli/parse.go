@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/multi-launcher/multi/internal/pin"
@@ -66,6 +67,7 @@ func parseCommand(c *cli.Context, g grammar) (*call, error) {
 			}
 		}
 	}
+	p.Others = otherFlags(c)
 	p.Signal = func(s string) bool { _, err := pin.ParseSignal(s); return err == nil }
 	p.NoSignal = !g.signal
 	a, err := p.Parse(c.Args().Slice())
@@ -108,6 +110,34 @@ func parseCommand(c *cli.Context, g grammar) (*call, error) {
 		}
 	}
 	return k, nil
+}
+
+// otherFlags are the long flags of the app and its other verbs that c's
+// verb does not take, each with the verbs that take it.
+func otherFlags(c *cli.Context) map[string][]string {
+	own := map[string]bool{}
+	for _, f := range c.Command.Flags {
+		for _, name := range f.Names() {
+			own[name] = true
+		}
+	}
+	others := map[string][]string{}
+	add := func(where string, fs []cli.Flag) {
+		for _, f := range fs {
+			for _, name := range f.Names() {
+				if len(name) > 1 && !own[name] && !slices.Contains(others[name], where) {
+					others[name] = append(others[name], where)
+				}
+			}
+		}
+	}
+	add("multi", c.App.VisibleFlags())
+	for _, cmd := range c.App.Commands {
+		if cmd.Name != c.Command.Name {
+			add(cmd.Name, cmd.Flags)
+		}
+	}
+	return others
 }
 
 // grammarCommand makes cmd a command whose arguments follow multi's

@@ -33,7 +33,9 @@ func statusCommand() *cli.Command {
 		Usage:     "show each node's state from its pidfile's lock (exit 0 all running, 1 stale, 3 stopped, 4 lost or unknown)",
 		UsageText: "multi status [flags] [NODES...] [--json]",
 		Description: `On a terminal, a table: node, state, pid, uptime, pidfile, logfile.
-Elsewhere, a line per node. States: running, stopped, stale (a pidfile
+Elsewhere, a line per node. Without NODES, every recorded node, in
+natural order (web2 before web10). --verbose adds each node's command
+and working folder (and, in lines, its files). States: running, stopped, stale (a pidfile
 nobody holds the lock of), elsewhere (held from another pid namespace),
 lost (no lock held, but the node's recorded process, same pid and start
 time, still runs: stop it with --lost), stopping (its process let go of
@@ -50,6 +52,9 @@ pid is the lock holder as multi sees it, file_pid what the text says.
 			return exitUsage, err
 		}
 		sts, _ := cl.Status(c.Context)
+		if len(a.Names) == 0 {
+			sortNatural(sts) // the records, in a person's order
+		}
 		code := statusCode(sts)
 		o := newOutput(c, a)
 		switch {
@@ -85,7 +90,11 @@ pid is the lock holder as multi sees it, file_pid what the text says.
 			}
 		default:
 			for _, s := range sts {
-				fmt.Fprintln(c.App.Writer, s.Node.Name+": "+o.describeStatus(s))
+				line := s.Node.Name + ": " + o.describeStatus(s)
+				if o.verbose {
+					line += fmt.Sprintf("  [%s; pidfile %s, logfile %s]", commandText(s.Node), nodes.Printable(s.Node.PidFile), nodes.Printable(s.Node.LogFile))
+				}
+				fmt.Fprintln(c.App.Writer, line)
 			}
 		}
 		return code, nil
@@ -169,18 +178,7 @@ func (o *output) statusTable(sts []multi.Status, rundir string) {
 			widths[i] = max(widths[i], utf8.RuneCountInString(cell))
 		}
 	}
-	// Shrink the widest file column first, down to 12 each.
-	const gap, minFile = 2, 12
-	for over := sum(widths) + gap*(len(widths)-1) - width; over > 0; over-- {
-		i := 4
-		if widths[5] > widths[4] {
-			i = 5
-		}
-		if widths[i] <= minFile {
-			break
-		}
-		widths[i]--
-	}
+	shrink(widths, width)
 	if relative {
 		fmt.Fprintln(o.w, "files in "+elide(nodes.Printable(rundir), width-len("files in ")))
 	}
@@ -202,6 +200,25 @@ func (o *output) statusTable(sts []multi.Status, rundir string) {
 	for _, n := range notes {
 		fmt.Fprint(o.w, wrap("* "+n, width, "  "))
 	}
+	if o.verbose {
+		// What the table has no room for: each node's command.
+		for _, s := range sts {
+			fmt.Fprint(o.w, wrap(s.Node.Name+": "+commandText(s.Node), width, "    "))
+		}
+	}
+}
+
+// commandText is a node's command line, shell-quoted, and the folder it
+// runs in when one was recorded.
+func commandText(n nodes.Node) string {
+	if len(n.Command) == 0 {
+		return "(no command)"
+	}
+	text := nodes.Quote(n.Command)
+	if n.Dir != "" {
+		text += " (in " + nodes.Printable(n.Dir) + ")"
+	}
+	return text
 }
 
 // wrap breaks s into lines of at most width characters at spaces, each

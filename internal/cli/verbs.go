@@ -54,7 +54,7 @@ from the node's record. OPTIONS (celery's worker options, per node as
 -c:1-3 10) are added after the command's arguments.
 
    multi start w1 w2 w3 -- sleep 300
-   multi start 3 --range-prefix=web --pidfile=/run/app/%n.pid -- app --port=80%i
+   multi start 3 --range-prefix=web --pidfile=/run/app/%n.pid -- app -p 80%i
    multi start A B C D -c:1 4 -c:2-4 8 -- worker --name=%h
    multi start w1 --self-lock -- mygonode`,
 		flags:   common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle, flagEnv),
@@ -154,7 +154,7 @@ func cluster(c *cli.Context, a *call) (*multi.Cluster, error) {
 	if a.starts && !a.HasCommand {
 		for _, n := range ns {
 			if len(n.Command) == 0 {
-				return nil, usage(c, fmt.Errorf("%s: no command: give one after -- (no record %s)", n.Name, nodes.RecordPath(rundir(a), n.Name)))
+				return nil, usage(c, fmt.Errorf("%s: no command: give one after -- (no record %s); %s", n.Name, nodes.RecordPath(rundir(a), n.Name), noCommandHint(c)))
 			}
 		}
 	}
@@ -216,6 +216,11 @@ func resolve(c *cli.Context, a *call) ([]nodes.Node, error) {
 	}
 	if a.HasCommand && !a.forward {
 		return nil, usage(c, errors.New("a command after -- only goes with start, run, restart, show and get"))
+	}
+	if a.HasCommand {
+		if err := checkCommandWord(a.Command, a.Env); err != nil {
+			return nil, usage(c, err)
+		}
 	}
 	spec.Skipped = func(err error) {
 		fmt.Fprintf(c.App.ErrWriter, "multi %s: warning: %v; skipped\n", c.Command.Name, err)
