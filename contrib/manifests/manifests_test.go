@@ -1,14 +1,17 @@
 // Package manifests checks the recipes in contrib/ offline, without a
 // cluster or network: the Kubernetes manifests strict-decode into the real
 // k8s.io/api types (an unknown field or a wrong type fails), the Nomad job
-// parses as HCL, and each recipe's grace period fits the --timeout that
-// multi run is given. It is a module of its own, so that the main module's
+// parses as HCL, the Dockerfile's COPY paths are in the build contexts its
+// docker build line gives, and each recipe's grace period fits the
+// --timeout that multi run is given. It is a module of its own, so that the main module's
 // dependencies stay as they are: cd contrib/manifests && go test ./...
 package manifests
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -163,4 +166,172 @@ func find(t *testing.T, b *hclsyntax.Body, types ...string) *hclsyntax.Body {
 		b = next
 	}
 	return b
+}
+
+// TestDockerfile checks the Dockerfile against the build it documents
+// (its "docker build" line): the main context, from where that line is
+// run (multi's checkout), holds every path a COPY takes from it; a COPY
+// --from names an earlier stage or a build context the line gives; the
+// -f path is the Dockerfile's; and multi run's --timeout is below the
+// stop timeout of its "docker run" line.
+func TestDockerfile(t *testing.T) {
+	const path = "../docker/Dockerfile"
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := "../.." // multi's checkout, where the documented line is run
+	var build, run []string
+	var lines []string
+	cont := ""
+	for _, l := range strings.Split(string(src), "\n") {
+		if c, ok := strings.CutPrefix(strings.TrimSpace(l), "#"); ok {
+			f := strings.Fields(c)
+			if len(f) > 2 && f[0] == "docker" && f[1] == "build" {
+				build = f[2:]
+			}
+			if len(f) > 2 && f[0] == "docker" && f[1] == "run" {
+				run = f[2:]
+			}
+			continue
+		}
+		if s, ok := strings.CutSuffix(l, "\\"); ok {
+			cont += s + " "
+			continue
+		}
+		if l = strings.TrimSpace(cont + l); l != "" {
+			lines = append(lines, l)
+		}
+		cont = ""
+	}
+	if build == nil {
+		t.Fatalf("%s documents no docker build line", path)
+	}
+	// The line's build contexts: the main one (its last word) and
+	// --build-context NAME=PATH.
+	contexts := map[string]bool{}
+	var file string
+	for i := 0; i < len(build); i++ {
+		switch a := build[i]; {
+		case a == "--build-context" && i+1 < len(build):
+			i++
+			name, _, _ := strings.Cut(build[i], "=")
+			contexts[name] = true
+		case (a == "-f" || a == "--file") && i+1 < len(build):
+			i++
+			file = build[i]
+		case a == "-t" || a == "--tag":
+			i++
+		}
+	}
+	main := filepath.Join(root, build[len(build)-1])
+	if file == "" {
+		t.Errorf("docker build line %q: no -f", build)
+	} else if abs1, abs2 := filepath.Join(main, file), path; !sameFile(abs1, abs2) {
+		t.Errorf("docker build -f %s from %s is not %s", file, main, path)
+	}
+	stages := map[string]bool{}
+	var entrypoint, cmd []string
+	for _, l := range lines {
+		f := strings.Fields(l)
+		switch strings.ToUpper(f[0]) {
+		case "FROM":
+			if len(f) == 4 && strings.EqualFold(f[2], "AS") {
+				stages[f[3]] = true
+			}
+		case "COPY", "ADD":
+			args, from := f[1:], ""
+			for len(args) > 0 && strings.HasPrefix(args[0], "--") {
+				if v, ok := strings.CutPrefix(args[0], "--from="); ok {
+					from = v
+				}
+				args = args[1:]
+			}
+			if len(args) < 2 {
+				t.Errorf("%s: %q: no source or no destination", path, l)
+				continue
+			}
+			switch {
+			case from != "" && (stages[from] || contexts[from]):
+			case from != "":
+				t.Errorf("%s: %q: --from=%s is neither an earlier stage nor a build context the docker build line gives", path, l, from)
+			default:
+				for _, s := range args[:len(args)-1] {
+					if m, _ := filepath.Glob(filepath.Join(main, s)); len(m) == 0 {
+						t.Errorf("%s: %q: %s is not in the build context %s", path, l, s, main)
+					}
+				}
+			}
+		case "ENTRYPOINT":
+			entrypoint = execForm(t, l)
+		case "CMD":
+			cmd = execForm(t, l)
+		}
+	}
+	if len(entrypoint) != 2 || entrypoint[0] != "multi" || entrypoint[1] != "run" {
+		t.Fatalf("ENTRYPOINT %q; want multi run (PID 1)", entrypoint)
+	}
+	stop := 10 * time.Second // Docker's default
+	for _, a := range run {
+		if v, ok := strings.CutPrefix(a, "--stop-timeout="); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				t.Fatalf("--stop-timeout=%s: %v", v, err)
+			}
+			stop = time.Duration(n) * time.Second
+		}
+	}
+	if timeout := runTimeout(t, append([]string{"run"}, cmd...)); stop <= timeout {
+		t.Errorf("docker run's stop timeout %s does not exceed --timeout %s", stop, timeout)
+	}
+}
+
+// execForm parses an instruction's JSON array (exec form).
+func execForm(t *testing.T, line string) []string {
+	t.Helper()
+	_, rest, _ := strings.Cut(line, " ")
+	var args []string
+	if err := json.Unmarshal([]byte(rest), &args); err != nil {
+		t.Fatalf("%q: not in exec form (a JSON array): %v", line, err)
+	}
+	return args
+}
+
+func sameFile(a, b string) bool {
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+// TestSystemdRunShell checks that the commands multi-run.service shows for
+// a shell give the unit's rundir: $MULTI_RUNDIR is set for the unit only,
+// so without --rundir a shell's multi looks in another folder and finds
+// none of the nodes.
+func TestSystemdRunShell(t *testing.T) {
+	const path = "../systemd/multi-run.service"
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rundir string
+	var shown []string
+	for _, l := range strings.Split(string(src), "\n") {
+		if v, ok := strings.CutPrefix(l, "Environment=MULTI_RUNDIR="); ok {
+			rundir = v
+		}
+		if c, ok := strings.CutPrefix(l, "#   "); ok && strings.Contains(" "+c, " multi ") {
+			shown = append(shown, c)
+		}
+	}
+	if rundir == "" {
+		t.Fatalf("%s sets no MULTI_RUNDIR", path)
+	}
+	if len(shown) == 0 {
+		t.Errorf("%s shows no multi command for a shell", path)
+	}
+	for _, c := range shown {
+		if !strings.Contains(c, "--rundir="+rundir) {
+			t.Errorf("%s: %q: no --rundir=%s, the unit's rundir", path, c, rundir)
+		}
+	}
 }

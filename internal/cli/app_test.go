@@ -98,7 +98,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"status", "w1", "--rundir:1=/x"}, "multi status: --rundir cannot be given per node (--rundir:1=/x)"},
 		{[]string{"status", "a/b"}, `multi status: bad node name: "a/b"`},
 		{[]string{"status"}, "multi status: no nodes given, and none recorded in "},
-		{[]string{"logs", "w1", "w2"}, "multi logs: give one node name"},
+		{[]string{"logs", "w1", "-n", "x"}, `multi logs: --lines is a number of lines (0 or more) or all, not "x"`},
 		{[]string{"names", "w1", "w1"}, "multi names: "},
 		{[]string{"expand"}, "multi expand: no template given"},
 		// A verb that runs no command refuses what it cannot use, and

@@ -50,7 +50,7 @@ func TestExitCodes(t *testing.T) {
 		{2, "status --jsno"},
 		{0, "logs up"},
 		{1, "logs none1"},
-		{2, "logs"},
+		{2, "logs -n x"},
 		{0, "forget none1"},
 		{1, "forget up"},
 		{2, "forget"},

@@ -23,6 +23,8 @@ type flags struct {
 	AllowSharedFolders            bool
 
 	Group, Lost, Rolling, SelfLock, WaitForLock, Follow bool
+	// Lines is how many of each logfile's last lines logs prints; -1: all.
+	Lines int
 
 	// Timeout and the others are 0 when not given. Settle is -1 for
 	// --settle=0 (no window), as in [multi.Cluster].
@@ -124,6 +126,7 @@ var (
 	flagJSON    = boolean(cli.BoolFlag{Name: "json", Usage: "print a JSON array, one object per node"}, func(f *flags) *bool { return &f.JSON })
 	flagShared  = boolean(cli.BoolFlag{Name: "allow-shared-folders", Usage: "accept a rundir, pidfile or logfile folder that others than root and you can write to; records there are then neither written nor read"}, func(f *flags) *bool { return &f.AllowSharedFolders })
 	flagFollow  = boolean(cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing what is appended, until interrupted"}, func(f *flags) *bool { return &f.Follow })
+	flagLines   = &valueFlag{StringFlag: &cli.StringFlag{Name: "lines", Aliases: []string{"n"}, Usage: "print the last `N` lines of each logfile (all: the whole file)", Value: "10"}, set: setLines}
 
 	flagEnv         = &valueFlag{StringFlag: &cli.StringFlag{Name: "env", Usage: "add `KEY=VALUE` to the nodes' environment (give it again for more); recorded, so restart passes it again"}, set: func(f *flags, v string) error { f.Env = append(f.Env, v); return nil }, many: true}
 	flagSelfLock    = boolean(cli.BoolFlag{Name: "self-lock", Usage: "the node locks its own pidfile (its path is in $MULTI_PIDFILE); start waits for it to"}, func(f *flags) *bool { return &f.SelfLock })

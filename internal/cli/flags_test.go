@@ -58,6 +58,7 @@ var flagCases = map[string]struct {
 	"json":                 {[]string{"--json"}, func(a *call) bool { return a.JSON }},
 	"allow-shared-folders": {[]string{"--allow-shared-folders"}, func(a *call) bool { return a.AllowSharedFolders }},
 	"follow":               {[]string{"-f"}, func(a *call) bool { return a.Follow }},
+	"lines":                {[]string{"-n", "3"}, func(a *call) bool { return a.Lines == 3 }},
 	"env":                  {[]string{"--env=A=1", "--env", "B=2"}, func(a *call) bool { return slices.Equal(a.Env, []string{"A=1", "B=2"}) }},
 	"self-lock":            {[]string{"--self-lock"}, func(a *call) bool { return a.SelfLock }},
 	"lock-timeout":         {[]string{"--lock-timeout=2m"}, func(a *call) bool { return a.LockTimeout == 2*time.Minute }},
