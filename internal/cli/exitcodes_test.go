@@ -19,6 +19,7 @@ func TestExitCodes(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "dead.pid"), []byte("12345\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	recordNodes(t, dir, "down1")
 	notFile := filepath.Join(dir, "folder")
 	if err := os.Mkdir(notFile, 0o755); err != nil {
 		t.Fatal(err)
@@ -45,7 +46,8 @@ func TestExitCodes(t *testing.T) {
 		{2, "restart nocmd"},
 		{0, "status up"},
 		{1, "status dead"},
-		{3, "status up none1"},
+		{3, "status up down1"},
+		{4, "status up none1"}, // no record, no pidfile: unknown node
 		{4, "status w1 --pidfile=FOLDER"},
 		{2, "status --jsno"},
 		{0, "logs up"},

@@ -54,6 +54,8 @@ pid is the lock holder as multi sees it, file_pid what the text says.
 		sts, _ := cl.Status(c.Context)
 		if len(a.Names) == 0 {
 			sortNatural(sts) // the records, in a person's order
+		} else {
+			markUnknown(sts, cl.RunDir)
 		}
 		code := statusCode(sts)
 		o := newOutput(c, a)
