@@ -28,6 +28,9 @@ var (
 	ErrDuplicateNode = engine.ErrDuplicateNode
 	ErrUnknownNode   = errors.New("no such node") // [Cluster.Only]: a name that is not one of the nodes
 	ErrRunUnderWay   = supervise.ErrRunUnderWay   // [Cluster.Run]: another run is under way in this process
+	// ErrSupervised: start, restart: the node is one a multi run in
+	// another process supervises; its error names the run's pid.
+	ErrSupervised = engine.ErrSupervised
 )
 
 // A LostError reports a lost node: nothing holds its pidfile's lock (the

@@ -250,6 +250,12 @@ func (c *Set) startOne(ctx context.Context, r *Result) *started {
 		r.fail("start", held)
 		return nil
 	}
+	if pid := c.supervisor(n.Name); pid != 0 {
+		// Down under a run, which starts it itself: one started here
+		// would outlive the run.
+		r.fail("start", &SupervisedError{RunPID: pid})
+		return nil
+	}
 	// A record that says this already, and names no process, is not
 	// written again: its process is written once the node runs (one write
 	// fewer per node, docs/benchmarks.md). One that names a process (a
