@@ -31,6 +31,9 @@ var (
 	// ErrSupervised: start, restart: the node is one a multi run in
 	// another process supervises; its error names the run's pid.
 	ErrSupervised = engine.ErrSupervised
+	// ErrOtherCommand: start: the node runs already, with another command
+	// or working folder than the one given (not counted as started).
+	ErrOtherCommand = engine.ErrOtherCommand
 )
 
 // A LostError reports a lost node: nothing holds its pidfile's lock (the

@@ -32,7 +32,7 @@ truncation (logrotate's copytruncate), until Ctrl-C.
    multi logs w1
    multi logs -n 100       # every node: the last 100 lines of each
    multi logs w1 w2 -f     # until Ctrl-C`,
-		Flags: common(flagLogfile, flagRundir, flagLines, flagFollow),
+		Flags: common(flagLogfile, flagRundir, flagLines, flagFollow, flagAll),
 	}, grammar{}, func(c *cli.Context, a *call) (int, error) {
 		ns, err := resolve(c, a)
 		if err != nil {
