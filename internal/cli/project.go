@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -36,8 +37,15 @@ func projectNames(c *cli.Context, rundir, wd string, skipped func(error)) ([]str
 		}
 	}
 	var names, others []string
+	here, _ := os.Stat(wd)
+	same := map[string]bool{} // by recorded folder
 	for _, n := range recs {
-		if n.Dir == wd || n.Dir == "" {
+		if _, seen := same[n.Dir]; !seen && here != nil && n.Dir != wd && n.Dir != "" {
+			// One folder reached by two paths (a link on the way).
+			st, err := os.Stat(n.Dir)
+			same[n.Dir] = err == nil && os.SameFile(st, here)
+		}
+		if n.Dir == wd || n.Dir == "" || same[n.Dir] {
 			// No folder recorded (a library caller's node): no project
 			// can tell, so every project's.
 			names = append(names, n.Name+"@"+n.Host)
