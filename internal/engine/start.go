@@ -260,6 +260,9 @@ func (c *Set) startOne(ctx context.Context, r *Result) *started {
 		r.fail("start", &SupervisedError{RunPID: pid})
 		return nil
 	}
+	if infoErr == nil && info.State == pidfile.Stale {
+		nodes.RemoveIn(rundir, stopMark(n.Name)) // of the process before
+	}
 	// A record that says this already, and names no process, is not
 	// written again: its process is written once the node runs (one write
 	// fewer per node, docs/benchmarks.md). One that names a process (a
