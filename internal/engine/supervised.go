@@ -29,20 +29,33 @@ func (e *SupervisedError) Error() string {
 func (e *SupervisedError) Is(target error) bool { return target == ErrSupervised }
 
 // supervisor returns the pid of the multi run that supervises the node
-// named name, from its run tag, or 0: no tag, a tag of this process's own
-// run, or of a run no longer alive (killed, its tags left behind). The
-// pid is only named, never signalled.
+// named name, from its run tag ("PID STARTTICKS"), or 0: no tag, a tag of
+// this process's own run, or of a run no longer alive (killed, its tags
+// left behind), which the start time tells from a process given its pid
+// since, or from another pid namespace's (a run as a container's PID 1
+// seen from the host). The pid is only named, never signalled: pid 1 (the
+// run as a container's PID 1, seen from inside) is named like any other.
 func (c *Set) supervisor(name string) int {
-	b, err := nodes.ReadMade(c.rundir(), name+supervise.TagExt, 32)
+	b, err := nodes.ReadMade(c.rundir(), name+supervise.TagExt, 64)
 	if err != nil {
 		return 0
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 1 || pid == os.Getpid() {
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
 		return 0
 	}
-	if p, err := nodes.ReadProc(pid); err == nil && p.Gone() || err != nil && !errors.Is(err, errors.ErrUnsupported) {
+	pid, err := strconv.Atoi(f[0])
+	if err != nil || pid <= 0 || pid == os.Getpid() {
 		return 0
+	}
+	p, err := nodes.ReadProc(pid)
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		return pid // no /proc: taken for alive
+	case err != nil, p.Gone():
+		return 0
+	case len(f) > 1 && f[1] != strconv.FormatUint(p.StartTicks, 10):
+		return 0 // another process now has the pid
 	}
 	return pid
 }

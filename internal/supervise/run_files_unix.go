@@ -81,9 +81,7 @@ func (r *run) tag(rn *runNode) {
 	if r.files.tagDir == nil {
 		return
 	}
-	// The run's pid: a start or restart from another shell names it
-	// when it refuses the node.
-	st, err := r.files.tagDir.Make(rn.n.Name+TagExt, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600)
+	st, err := r.files.tagDir.Make(rn.n.Name+TagExt, runID(), 0o600)
 	if err != nil {
 		r.logf("%s: cannot leave its run tag (its exit will be taken for a stop from another shell): %v", rn.n.Name, err)
 		return
@@ -125,4 +123,16 @@ func (r *run) heldByOther(rn *runNode) bool {
 	}
 	r.logf("%s: started from another shell (pid %d); stopped with the run", rn.n.Name, info.PID)
 	return true
+}
+
+// runID is what a run tag holds: the run's pid and, where /proc says, its
+// start time in clock ticks, which together name this run for the life
+// of the machine. A start or restart from another shell refuses a node
+// whose tag names a run still alive, and names its pid.
+func runID() []byte {
+	id := strconv.Itoa(os.Getpid())
+	if p, err := nodes.ReadProc(os.Getpid()); err == nil {
+		id += " " + strconv.FormatUint(p.StartTicks, 10)
+	}
+	return []byte(id + "\n")
 }
