@@ -247,8 +247,10 @@ func (c *Set) startOne(ctx context.Context, r *Result) *started {
 		// Running already: its record is left as it is.
 		held := &pidfile.HeldError{Path: n.PidFile, PID: info.PID}
 		r.PID = held.PID
-		if err := otherCommand(prev, n, held.PID); prevErr == nil && err != nil {
-			r.fail("start", err) // not the node this start means
+		// Not the node this start means. A run fails on any node held
+		// (or, --wait-for-lock, stands by for it), whatever it runs.
+		if err := otherCommand(prev, n, held.PID); prevErr == nil && err != nil && c.rp == nil {
+			r.fail("start", err)
 			return nil
 		}
 		r.fail("start", held)
