@@ -28,6 +28,12 @@ var (
 	ErrDuplicateNode = engine.ErrDuplicateNode
 	ErrUnknownNode   = errors.New("no such node") // [Cluster.Only]: a name that is not one of the nodes
 	ErrRunUnderWay   = supervise.ErrRunUnderWay   // [Cluster.Run]: another run is under way in this process
+	// ErrSupervised: start, restart: the node is one a multi run in
+	// another process supervises; its error names the run's pid.
+	ErrSupervised = engine.ErrSupervised
+	// ErrOtherCommand: start: the node runs already, with another command
+	// or working folder than the one given (not counted as started).
+	ErrOtherCommand = engine.ErrOtherCommand
 )
 
 // A LostError reports a lost node: nothing holds its pidfile's lock (the

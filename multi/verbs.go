@@ -63,7 +63,10 @@ func (c *Cluster) Restart(ctx context.Context, o RestartOptions) ([]Result, erro
 	return results(c.set().Restart(ctx, engine.RestartOptions{Stop: o.Stop.engine(), Rolling: o.Rolling}))
 }
 
-// Status inspects every node's pidfile, changing nothing.
+// Status inspects every node's pidfile, changing nothing but this: the
+// pidfile a node left that a Stop or Send asked to end (its stop mark
+// names the pid the file does) is removed, as multi's own, and the node
+// reported stopped rather than stale.
 func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
 	st, _ := c.set().Status(ctx)
 	out := make([]Status, len(st))

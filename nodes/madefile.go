@@ -3,6 +3,7 @@ package nodes
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -115,4 +116,25 @@ func OpenLogfileToRead(path string) (*os.File, error) {
 		return nil, fmt.Errorf("logfile %s: %w", path, safefs.BareErr(err))
 	}
 	return f, nil
+}
+
+// ReadMade reads up to max bytes of the file name in the folder dir,
+// reached as [RemoveIn] reaches it, not through a link.
+func ReadMade(dir, name string, max int) ([]byte, error) {
+	d, err := safefs.OpenFolder(dir, false)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	f, err := d.Open(name, filepath.Join(dir, name), os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, max)
+	n, err := io.ReadFull(f, b)
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return b[:n], err
 }

@@ -1,7 +1,7 @@
 # multi run as a Nomad task: three named worker nodes per allocation.
 #
 #   nomad job run workers.nomad.hcl
-#   nomad alloc exec -task workers <alloc> multi status
+#   nomad alloc exec -task workers <alloc> multi status --all
 #
 # Nomad sends kill_signal (SIGINT by default; multi run treats INT as TERM)
 # and kills after kill_timeout (5 s by default): kill_timeout must exceed

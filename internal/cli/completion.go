@@ -171,9 +171,9 @@ usage error: a bad flag, node name, template or value; nothing was done
 .B 130
 interrupted by Ctrl-C (143: by SIGTERM); the nodes are left as they are and those still running are named
 .PP
-status follows LSB instead: 0 every node runs, 1 some node is dead with its pidfile left (stale),
-3 some node is not running, 4 unknown (a pidfile could not be read or is locked but not as a node
-locks it, or a node is lost).
+status follows LSB instead: 0 every node runs, 1 some node died without multi, its pidfile left (stale),
+3 some node is not running (one a plain stop ended included), 4 unknown (a pidfile could not be read or is locked but not as a node
+locks it, a node is lost, or a name has neither record nor pidfile: an unknown node).
 
 .SH ENVIRONMENT
 .TP

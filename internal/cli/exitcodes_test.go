@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/multi-launcher/multi/nodes"
 )
 
 // Every verb's exit codes, as the README's table and the manual page's
@@ -19,6 +21,11 @@ func TestExitCodes(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "dead.pid"), []byte("12345\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// down1: recorded, stopped, of another project (folder).
+	down1 := nodes.Node{Name: "down1", Command: []string{"true"}, Dir: "/elsewhere", PidFile: filepath.Join(dir, "down1.pid"), LogFile: filepath.Join(dir, "down1.log")}
+	if err := nodes.WriteRecord(dir, down1); err != nil {
+		t.Fatal(err)
+	}
 	notFile := filepath.Join(dir, "folder")
 	if err := os.Mkdir(notFile, 0o755); err != nil {
 		t.Fatal(err)
@@ -30,7 +37,8 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{0, "start up -- sleep 300"}, // already running counts as started
 		{1, "start bad -- MISSING"},
-		{2, "start"},
+		{0, "start"},            // the recorded nodes of this project: up runs already
+		{2, "start -- sleep 1"}, // without names, no command for every node
 		{2, "start nocmd"},
 		{0, "stop none1"}, // not running counts as stopped
 		{1, "stop w1 --pidfile=FOLDER"},
@@ -45,7 +53,8 @@ func TestExitCodes(t *testing.T) {
 		{2, "restart nocmd"},
 		{0, "status up"},
 		{1, "status dead"},
-		{3, "status up none1"},
+		{3, "status up down1"},
+		{4, "status up none1"}, // no record, no pidfile: unknown node
 		{4, "status w1 --pidfile=FOLDER"},
 		{2, "status --jsno"},
 		{0, "logs up"},
@@ -53,7 +62,7 @@ func TestExitCodes(t *testing.T) {
 		{2, "logs -n x"},
 		{0, "forget none1"},
 		{1, "forget up"},
-		{2, "forget"},
+		{0, "forget"}, // this project's stopped nodes: none; up kept
 		{0, "names w1"},
 		{2, "names w1 w1"},
 		{0, "expand %n w1"},

@@ -23,6 +23,8 @@ type flags struct {
 	AllowSharedFolders            bool
 
 	Group, Lost, Rolling, SelfLock, WaitForLock, Follow bool
+	// All: without names, every recorded node, not this project's only.
+	All bool
 	// Lines is how many of each logfile's last lines logs prints; -1: all.
 	Lines int
 
@@ -192,3 +194,7 @@ func setOnExit(f *flags, v string) error {
 	}
 	return nil
 }
+
+// flagAll: without names, every recorded node rather than this project's
+// (the nodes started in this working folder).
+var flagAll = boolean(cli.BoolFlag{Name: "all", Usage: "without NODES, every recorded node, not only those started in this working folder (this project's)"}, func(f *flags) *bool { return &f.All })

@@ -54,6 +54,7 @@ var flagCases = map[string]struct {
 	"settle":               {[]string{"--settle=0"}, func(a *call) bool { return a.Settle == -1 }},
 	"lost":                 {[]string{"--lost"}, func(a *call) bool { return a.Lost }},
 	"rolling":              {[]string{"--rolling"}, func(a *call) bool { return a.Rolling }},
+	"all":                  {[]string{"--all"}, func(a *call) bool { return a.All }},
 	"group":                {[]string{"--group"}, func(a *call) bool { return a.Group }},
 	"json":                 {[]string{"--json"}, func(a *call) bool { return a.JSON }},
 	"allow-shared-folders": {[]string{"--allow-shared-folders"}, func(a *call) bool { return a.AllowSharedFolders }},

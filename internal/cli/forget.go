@@ -20,14 +20,17 @@ func forgetCommand() *cli.Command {
 	return grammarCommand(&cli.Command{
 		Name:      "forget",
 		Usage:     "remove the records of stopped nodes (refuses a running or lost one)",
-		UsageText: "multi forget [flags] NODES...",
+		UsageText: "multi forget [flags] [NODES...]",
 		Description: `A node's record (RUNDIR/NAME.node: its command, files and start time) is
 kept after it stops, so that restart and status without names know it.
 forget removes it. If any node given still runs, is lost or cannot be
-inspected, nothing is removed: stop it first.
+inspected, nothing is removed: stop it first. Without NODES: every stopped
+node of this project (started in this folder; --all: every recorded one),
+the others kept and listed.
 
-   multi forget w3 w4`,
-		Flags: common(flagRundir),
+   multi forget w3 w4
+   multi forget`,
+		Flags: common(flagRundir, flagAll),
 	}, forgetGrammar, func(c *cli.Context, a *call) (int, error) {
 		cl, err := cluster(c, a)
 		if err != nil {
@@ -71,6 +74,7 @@ inspected, nothing is removed: stop it first.
 		}
 		sts, _ := cl.Status(c.Context)
 		refused := false
+		kept := map[string]bool{} // without names: those not stopped
 		for _, s := range sts {
 			why := ""
 			switch {
@@ -83,7 +87,11 @@ inspected, nothing is removed: stop it first.
 			case s.State == pidfile.Elsewhere:
 				why = "running in another pid namespace: stop it first"
 			}
-			if why != "" {
+			switch {
+			case why != "" && len(a.Names) == 0:
+				fmt.Fprintf(o.w, "%s: %s\n", s.Node.Name, o.paint(yellow, "kept: "+why))
+				kept[s.Node.Name] = true
+			case why != "":
 				fmt.Fprintf(o.w, "%s: %s: %s\n", s.Node.Name, o.paint(red, "FAILED"), why)
 				refused = true
 			}
@@ -93,6 +101,9 @@ inspected, nothing is removed: stop it first.
 			return exitFailed, nil
 		}
 		for _, n := range cl.Nodes {
+			if kept[n.Name] {
+				continue
+			}
 			path := nodes.RecordPath(cl.RunDir, n.Name)
 			err := fmt.Errorf("record %s: %w", path, fs.ErrNotExist)
 			if lk := locks[n.Name]; lk != nil {
@@ -117,6 +128,6 @@ inspected, nothing is removed: stop it first.
 // up to its lock timeout (10 s by default).
 const forgetLockWait = 15 * time.Second
 
-// forgetGrammar: without names every recorded node would be meant, too
-// much to forget by accident.
-var forgetGrammar = grammar{names: true}
+// forgetGrammar: without names, every stopped node of this project (see
+// projectNames); those still running are kept.
+var forgetGrammar = grammar{}

@@ -21,7 +21,7 @@ import (
 func logsCommand() *cli.Command {
 	return grammarCommand(&cli.Command{
 		Name:      "logs",
-		Usage:     "print the last lines of nodes' logfiles (every recorded node without names); -f follows them",
+		Usage:     "print the last lines of nodes' logfiles (this project's nodes without names); -f follows them",
 		UsageText: "multi logs [flags] [NODES...] [-n N] [-f]",
 		Description: `Of several nodes, each line is prefixed with its node's name as multi run
 prints it ("w1 | text"; the name coloured on a terminal); one node's
@@ -30,9 +30,9 @@ each logfile, through a rotation (a new file created at its name) and a
 truncation (logrotate's copytruncate), until Ctrl-C.
 
    multi logs w1
-   multi logs -n 100       # every node: the last 100 lines of each
+   multi logs -n 100       # this project's nodes: the last 100 lines of each
    multi logs w1 w2 -f     # until Ctrl-C`,
-		Flags: common(flagLogfile, flagRundir, flagLines, flagFollow),
+		Flags: common(flagLogfile, flagRundir, flagLines, flagFollow, flagAll),
 	}, grammar{}, func(c *cli.Context, a *call) (int, error) {
 		ns, err := resolve(c, a)
 		if err != nil {

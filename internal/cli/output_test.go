@@ -70,6 +70,7 @@ func TestNoEscapesIntoPipe(t *testing.T) {
 	if err := os.WriteFile(dir+"/w1.pid", []byte("12345\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	recordNodes(t, dir, "w2")
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)

@@ -33,7 +33,7 @@ func statusCommand() *cli.Command {
 		Usage:     "show each node's state from its pidfile's lock (exit 0 all running, 1 stale, 3 stopped, 4 lost or unknown)",
 		UsageText: "multi status [flags] [NODES...] [--json]",
 		Description: `On a terminal, a table: node, state, pid, uptime, pidfile, logfile.
-Elsewhere, a line per node. Without NODES, every recorded node, in
+Elsewhere, a line per node. Without NODES, this project's nodes (--all: every recorded one), in
 natural order (web2 before web10). --verbose adds each node's command
 and working folder (and, in lines, its files). States: running, stopped, stale (a pidfile
 nobody holds the lock of), elsewhere (held from another pid namespace),
@@ -45,7 +45,7 @@ pid is the lock holder as multi sees it, file_pid what the text says.
 
    multi status
    multi status w1 w2 --json`,
-		Flags: common(flagPidfile, flagLogfile, flagRundir, flagJSON),
+		Flags: common(flagPidfile, flagLogfile, flagRundir, flagJSON, flagAll),
 	}, grammar{}, func(c *cli.Context, a *call) (int, error) {
 		cl, err := cluster(c, a)
 		if err != nil {
@@ -54,6 +54,8 @@ pid is the lock holder as multi sees it, file_pid what the text says.
 		sts, _ := cl.Status(c.Context)
 		if len(a.Names) == 0 {
 			sortNatural(sts) // the records, in a person's order
+		} else {
+			markUnknown(sts, cl.RunDir)
 		}
 		code := statusCode(sts)
 		o := newOutput(c, a)

@@ -17,10 +17,21 @@ import (
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
-// On an empty rundir, named nodes are stopped: exit 3, and nothing is
-// written.
+// recordNodes records nodes named names in dir, as a start would have.
+func recordNodes(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		n := nodes.Node{Name: name, Command: []string{"true"}, PidFile: filepath.Join(dir, name+".pid"), LogFile: filepath.Join(dir, name+".log")}
+		if err := nodes.WriteRecord(dir, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Recorded nodes without a pidfile are stopped: exit 3.
 func TestStatusStopped(t *testing.T) {
 	dir := t.TempDir()
+	recordNodes(t, dir, "w1", "w2")
 	code, out, errs := runCLI(t, "status", "w1", "w2", "--rundir", dir)
 	if code != exitStopped || out != "w1: stopped\nw2: stopped\n" || errs != "" {
 		t.Errorf("status: exit %d, %q, %q; want 3", code, out, errs)
@@ -29,7 +40,27 @@ func TestStatusStopped(t *testing.T) {
 	if code != exitStopped || out != "" || errs != "" {
 		t.Errorf("status --quiet: exit %d, %q, %q; want 3 and nothing printed", code, out, errs)
 	}
+}
+
+// On an empty rundir, named nodes are unknown (no record, no pidfile):
+// exit 4, the closest recorded names offered, and nothing written.
+func TestStatusUnknown(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := runCLI(t, "status", "w1", "--rundir", dir)
+	want := "w1: unknown: unknown node: no record " + filepath.Join(dir, "w1.node") + " and no pidfile " + filepath.Join(dir, "w1.pid") + "\n"
+	if code != exitUnknown || out != want || errs != "" {
+		t.Errorf("status: exit %d, %q, %q; want 4, %q", code, out, errs, want)
+	}
 	emptyDir(t, dir)
+	recordNodes(t, dir, "web1", "web2", "db1")
+	code, out, _ = runCLI(t, "status", "webb1", "--rundir", dir)
+	if code != exitUnknown || !strings.HasSuffix(out, "; did you mean web1?\n") {
+		t.Errorf("status webb1: exit %d, %q; want 4 and did you mean web1?", code, out)
+	}
+	code, out, _ = runCLI(t, "status", "web3", "--rundir", dir)
+	if code != exitUnknown || !strings.HasSuffix(out, "; did you mean web1 or web2?\n") {
+		t.Errorf("status web3: exit %d, %q; want 4 and did you mean web1 or web2?", code, out)
+	}
 }
 
 // A pidfile whose lock nobody holds is stale: exit 1, and it is left as
@@ -40,6 +71,7 @@ func TestStatusStale(t *testing.T) {
 	if err := os.WriteFile(pidfile, []byte("12345\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	recordNodes(t, dir, "w2")
 	code, out, errs := runCLI(t, "status", "w1", "w2", "--rundir", dir)
 	want := "w1: stale (pidfile " + pidfile + " left behind; no process holds its lock)\nw2: stopped\n"
 	if code != exitFailed || out != want || errs != "" {
@@ -53,6 +85,7 @@ func TestStatusStale(t *testing.T) {
 // --json is an array of one object per node with fixed keys.
 func TestStatusJSON(t *testing.T) {
 	dir := t.TempDir()
+	recordNodes(t, dir, "w1", "w2")
 	code, out, errs := runCLI(t, "status", "w1", "w2", "--suffix=h", "--json", "--rundir", dir)
 	if code != exitStopped || errs != "" {
 		t.Fatalf("status --json: exit %d, stderr %q", code, errs)

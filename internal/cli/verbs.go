@@ -47,28 +47,32 @@ func kill(c *multi.Cluster, ctx context.Context, o multi.RestartOptions) ([]mult
 
 var (
 	verbStart = lifecycle{name: "start", usage: "start nodes",
-		usageText: "multi start [flags] NODES... [OPTIONS] [-- COMMAND [ARG...]]",
+		usageText: "multi start [flags] [NODES...] [OPTIONS] [-- COMMAND [ARG...]]",
 		description: `Start each node that is not running, in parallel; return once each runs its
 command holding its pidfile's lock, or has failed. Without -- COMMAND, start
 from the node's record. OPTIONS (celery's worker options, per node as
--c:1-3 10) are added after the command's arguments.
+-c:1-3 10) are added after the command's arguments. Without NODES: every
+recorded node of this project (started in this folder; --all: every one)
+that is down. A node running another command than the one given: FAILED.
 
    multi start w1 w2 w3 -- sleep 300
    multi start 3 --range-prefix=web --pidfile=/run/app/%n.pid -- app -p 80%i
    multi start A B C D -c:1 4 -c:2-4 8 -- worker --name=%h
-   multi start w1 --self-lock -- mygonode`,
-		flags:   common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle, flagEnv),
-		grammar: grammar{forward: true, starts: true, names: true},
+   multi start w1 --self-lock -- mygonode
+   multi start`,
+		flags:   common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle, flagEnv, flagAll),
+		grammar: grammar{forward: true, starts: true},
 		do:      start}
 	verbStop = lifecycle{name: "stop", usage: "send a signal (default TERM) and return",
 		usageText: "multi stop [flags] [NODES...] [-SIGNAL]",
 		description: `Send the signal to each node's lock holder. A stale pidfile is removed,
-never signalled. Without NODES: every recorded node.
+never signalled. Without NODES: every node of this project (started in this
+folder; --all: every recorded node).
 
    multi stop w1 w2
    multi stop w1 -HUP
    multi stop --group -KILL`,
-		flags:   common(flagPidfile, flagLogfile, flagRundir, flagGroup, flagLost),
+		flags:   common(flagPidfile, flagLogfile, flagRundir, flagGroup, flagLost, flagAll),
 		grammar: grammar{signal: true},
 		do:      stop}
 	verbStopWait = lifecycle{name: "stopwait", usage: "send a signal, wait until each node's lock is released, remove the pidfiles",
@@ -80,7 +84,7 @@ nodes still running then get SIGKILL.
    multi stopwait
    multi stopwait w1 w2 --timeout=30s
    multi stopwait 3 -INT --wait=notify`,
-		flags:   common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagLost),
+		flags:   common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagLost, flagAll),
 		grammar: grammar{signal: true, endsNodes: true},
 		waits:   true,
 		do:      stopWait}
@@ -88,7 +92,7 @@ nodes still running then get SIGKILL.
 		usageText: "multi kill [flags] [NODES...]",
 		description: `   multi kill w1
    multi kill --group`,
-		flags: common(flagPidfile, flagLogfile, flagRundir, flagWait, flagGroup, flagLost),
+		flags: common(flagPidfile, flagLogfile, flagRundir, flagWait, flagGroup, flagLost, flagAll),
 		waits: true,
 		do:    kill}
 	verbRestart = lifecycle{name: "restart", usage: "signal nodes, and start each again with its recorded command as soon as it is down",
@@ -105,7 +109,7 @@ this command's environment, not the one it was first started with.
    multi restart --rolling --timeout=30s
    multi restart w2 --timeout=10s
    multi restart w1 -c 8`,
-		flags:   common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagSettle, flagLost, flagRolling, flagEnv),
+		flags:   common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagSettle, flagLost, flagRolling, flagEnv, flagAll),
 		grammar: grammar{signal: true, endsNodes: true, forward: true, starts: true},
 		do:      (*multi.Cluster).Restart}
 )
@@ -201,12 +205,11 @@ func resolve(c *cli.Context, a *call) ([]nodes.Node, error) {
 			spec.Host = `""`
 		}
 	}
-	if a.starts {
+	wd, wdErr := os.Getwd()
+	if a.starts && wdErr == nil {
 		// Recorded with the node, so that a restart from elsewhere runs
 		// a relative command in the folder it was started from.
-		if wd, err := os.Getwd(); err == nil {
-			spec.Dir = wd
-		}
+		spec.Dir = wd
 	}
 	if a.names && len(a.Names) == 0 {
 		return nil, usage(c, errors.New("no nodes given"))
@@ -224,6 +227,19 @@ func resolve(c *cli.Context, a *call) ([]nodes.Node, error) {
 	}
 	spec.Skipped = func(err error) {
 		fmt.Fprintf(c.App.ErrWriter, "multi %s: warning: %v; skipped\n", c.Command.Name, err)
+	}
+	if len(a.Names) == 0 && a.starts && (a.HasCommand || len(a.Options) > 0) {
+		return nil, usage(c, errStartNoNames)
+	}
+	if len(a.Names) == 0 && !a.All && wdErr == nil && !a.AllowSharedFolders {
+		// This project's nodes, not every recorded one.
+		names, err := projectNames(c, spec.RunDir, wd, spec.Skipped)
+		if err != nil {
+			return nil, err
+		}
+		if names != nil {
+			spec.Names, spec.Prefix = names, ""
+		}
 	}
 	ns, err := spec.Resolve()
 	if err != nil {

@@ -27,8 +27,13 @@ func (c *Set) Restart(ctx context.Context, o RestartOptions) ([]Result, error) {
 	// The nodes that pass the check, copied out so that stopWait and
 	// startAll see only them; copied back at the end.
 	var todo []int
+	refused := c.refuseSupervised("restart", results)
 	for i := range results {
 		r := &results[i]
+		if refused[i] {
+			c.report(r)
+			continue
+		}
 		if err := startable(r.Node, c.nodeEnv(r.Node)); err != nil {
 			r.fail("restart", fmt.Errorf("%w: %w", ErrCannotRestart, err))
 			c.report(r)

@@ -50,6 +50,7 @@ func (c *Set) signalOne(r *Result, op string, sig syscall.Signal, dirs *pidfile.
 		}
 	}
 	r.PID, r.Signal = info.PID, sig
+	c.markStopped(r, op, sig)
 	if !keep {
 		h = nil
 	}
@@ -63,6 +64,7 @@ func (c *Set) notRunning(r *Result, op string, info pidfile.Info, h *pidfile.Han
 	if info.State == pidfile.Absent {
 		return
 	}
+	stopped := c.stoppedByMulti(r.Node, info)
 	err := removeStale(r.Node.PidFile, h)
 	var held *pidfile.HeldError
 	switch {
@@ -71,6 +73,8 @@ func (c *Set) notRunning(r *Result, op string, info pidfile.Info, h *pidfile.Han
 		r.HeldBy = held.PID
 	case err != nil:
 		r.fail(op, fmt.Errorf("stale pidfile not removed: %w", err))
+	case stopped:
+		nodes.RemoveIn(c.rundir(), stopMark(r.Node.Name)) // stopped already
 	default:
 		r.Outcome = StaleRemoved
 	}

@@ -247,8 +247,23 @@ func (c *Set) startOne(ctx context.Context, r *Result) *started {
 		// Running already: its record is left as it is.
 		held := &pidfile.HeldError{Path: n.PidFile, PID: info.PID}
 		r.PID = held.PID
+		// Not the node this start means. A run fails on any node held
+		// (or, --wait-for-lock, stands by for it), whatever it runs.
+		if err := otherCommand(prev, n, held.PID); prevErr == nil && err != nil && c.rp == nil {
+			r.fail("start", err)
+			return nil
+		}
 		r.fail("start", held)
 		return nil
+	}
+	if pid := c.supervisor(n.Name); pid != 0 {
+		// Down under a run, which starts it itself: one started here
+		// would outlive the run.
+		r.fail("start", &SupervisedError{RunPID: pid})
+		return nil
+	}
+	if infoErr == nil && info.State == pidfile.Stale {
+		nodes.RemoveIn(rundir, stopMark(n.Name)) // of the process before
 	}
 	// A record that says this already, and names no process, is not
 	// written again: its process is written once the node runs (one write

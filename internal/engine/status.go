@@ -24,6 +24,9 @@ func (c *Set) Status(ctx context.Context) ([]Status, error) {
 	for i, n := range c.Nodes {
 		out[i].Node = n
 		info, err := pidfile.Inspect(n.PidFile)
+		if err == nil && c.stoppedByMulti(n, info) {
+			info = c.settleStopped(n, info) // stopped, not stale
+		}
 		out[i].Info = info
 		switch {
 		case err == nil && info.State == pidfile.Foreign:

@@ -100,7 +100,7 @@ func (r *run) requestStop(why string) {
 		if rn.waiting != nil && rn.waiting.Stop() {
 			rn.waiting, rn.starting = nil, false
 		}
-		if rn.pid > 0 {
+		if rn.pid > 0 || r.heldByOther(rn) {
 			list = append(list, rn)
 		}
 	}

@@ -5,9 +5,12 @@ package supervise
 import (
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // The files a run makes, the ready file and the nodes' run tags, are made
@@ -78,7 +81,7 @@ func (r *run) tag(rn *runNode) {
 	if r.files.tagDir == nil {
 		return
 	}
-	st, err := r.files.tagDir.Make(rn.n.Name+TagExt, nil, 0o600)
+	st, err := r.files.tagDir.Make(rn.n.Name+TagExt, runID(), 0o600)
 	if err != nil {
 		r.logf("%s: cannot leave its run tag (its exit will be taken for a stop from another shell): %v", rn.n.Name, err)
 		return
@@ -104,4 +107,32 @@ func (r *run) closeFiles() {
 		}
 		d.Close()
 	}
+}
+
+// heldByOther reports whether a node of the run's own (one it tagged),
+// down under the run, was started again from another shell (after a stop
+// from there): its pidfile's lock is held. The run's stop stops it too,
+// so that no node of its own outlives the run.
+func (r *run) heldByOther(rn *runNode) bool {
+	if rn.pid > 0 || rn.starting || r.files.tagInfo[rn.n.Name] == nil {
+		return false
+	}
+	info, err := pidfile.Inspect(rn.n.PidFile)
+	if err != nil || info.State != pidfile.Running && info.State != pidfile.Elsewhere {
+		return false
+	}
+	r.logf("%s: started from another shell (pid %d); stopped with the run", rn.n.Name, info.PID)
+	return true
+}
+
+// runID is what a run tag holds: the run's pid and, where /proc says, its
+// start time in clock ticks, which together name this run for the life
+// of the machine. A start or restart from another shell refuses a node
+// whose tag names a run still alive, and names its pid.
+func runID() []byte {
+	id := strconv.Itoa(os.Getpid())
+	if p, err := nodes.ReadProc(os.Getpid()); err == nil {
+		id += " " + strconv.FormatUint(p.StartTicks, 10)
+	}
+	return []byte(id + "\n")
 }
