@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/internal/supervise"
 	"github.com/multi-launcher/multi/nodes"
 )
@@ -54,7 +55,20 @@ func (c *Set) supervisor(name string) int {
 		return pid // no /proc: taken for alive
 	case err != nil, p.Gone():
 		return 0
-	case len(f) > 1 && f[1] != strconv.FormatUint(p.StartTicks, 10):
+	}
+	if len(f) > 2 {
+		// The pidfd's inode names one process for good; where the
+		// kernel gives one, it decides.
+		if ino, err := strconv.ParseUint(f[2], 10, 64); err == nil {
+			if now, ok := pin.PidfdInoOf(pid); ok {
+				if now != ino {
+					return 0 // another process now has the pid
+				}
+				return pid
+			}
+		}
+	}
+	if len(f) > 1 && f[1] != strconv.FormatUint(p.StartTicks, 10) {
 		return 0 // another process now has the pid
 	}
 	return pid

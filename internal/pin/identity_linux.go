@@ -28,6 +28,19 @@ func PidfdIno(pfd int) uint64 {
 	return uint64(st.Ino)
 }
 
+// PidfdInoOf returns the inode of a pidfd of the process pid is now, and
+// whether the kernel gave one (pidfs): what names that process for good.
+// Nothing is signalled; pid may be anyone's.
+func PidfdInoOf(pid int) (uint64, bool) {
+	pfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return 0, false
+	}
+	defer unix.Close(pfd)
+	ino := PidfdIno(pfd)
+	return ino, ino != 0
+}
+
 // Identify returns what names the process pid for good, for its node's
 // record: its pid, its start time and, where the kernel has pidfs, the
 // inode of a pidfd of it. pid must not be reused meanwhile: it is an

@@ -36,3 +36,6 @@ func PidfdGone(f *os.File) bool { return true }
 
 // WaitLost would wait for a lost process to exit.
 func WaitLost(ctx context.Context, st nodes.Started) error { return ErrNoPidfd }
+
+// PidfdInoOf: no pidfds here.
+func PidfdInoOf(pid int) (uint64, bool) { return 0, false }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
@@ -126,13 +127,19 @@ func (r *run) heldByOther(rn *runNode) bool {
 }
 
 // runID is what a run tag holds: the run's pid and, where /proc says, its
-// start time in clock ticks, which together name this run for the life
-// of the machine. A start or restart from another shell refuses a node
-// whose tag names a run still alive, and names its pid.
+// start time in clock ticks, and where the kernel has pidfs its pidfd's
+// inode, which name this run for the life of the machine. A start or
+// restart from another shell refuses a node whose tag names a run still
+// alive, and names its pid. The inode is what that check trusts first:
+// a process's own view of its start time can be another's less one tick
+// (qemu-user computes its own).
 func runID() []byte {
 	id := strconv.Itoa(os.Getpid())
-	if p, err := nodes.ReadProc(os.Getpid()); err == nil {
-		id += " " + strconv.FormatUint(p.StartTicks, 10)
+	if st, err := pin.Identify(os.Getpid()); err == nil {
+		id += " " + strconv.FormatUint(st.StartTicks, 10)
+		if st.PidfdIno != 0 {
+			id += " " + strconv.FormatUint(st.PidfdIno, 10)
+		}
 	}
 	return []byte(id + "\n")
 }
