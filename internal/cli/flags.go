@@ -35,6 +35,10 @@ type flags struct {
 	ReadyFile string
 	// Env holds every --env, in order.
 	Env []string
+	// Ready is --ready, the nodes' readiness check; ReadyTimeout is 0
+	// when not given.
+	Ready        string
+	ReadyTimeout time.Duration
 
 	// Signal is the -SIGNAL given, 0 if none; SignalText is it as written
 	// (without the dash).
@@ -128,9 +132,11 @@ var (
 	flagFollow  = boolean(cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing what is appended, until interrupted"}, func(f *flags) *bool { return &f.Follow })
 	flagLines   = &valueFlag{StringFlag: &cli.StringFlag{Name: "lines", Aliases: []string{"n"}, Usage: "print the last `N` lines of each logfile (all: the whole file)", Value: "10"}, set: setLines}
 
-	flagEnv         = &valueFlag{StringFlag: &cli.StringFlag{Name: "env", Usage: "add `KEY=VALUE` to the nodes' environment (give it again for more); recorded, so restart passes it again"}, set: func(f *flags, v string) error { f.Env = append(f.Env, v); return nil }, many: true}
-	flagSelfLock    = boolean(cli.BoolFlag{Name: "self-lock", Usage: "the node locks its own pidfile (its path is in $MULTI_PIDFILE); start waits for it to"}, func(f *flags) *bool { return &f.SelfLock })
-	flagLockTimeout = duration(cli.StringFlag{Name: "lock-timeout", Usage: "with --self-lock, wait up to `DURATION` for the node to lock its pidfile, then kill it", DefaultText: "10s"}, func(f *flags) *time.Duration { return &f.LockTimeout })
+	flagEnv          = &valueFlag{StringFlag: &cli.StringFlag{Name: "env", Usage: "add `KEY=VALUE` to the nodes' environment (give it again for more); recorded, so restart passes it again"}, set: func(f *flags, v string) error { f.Env = append(f.Env, v); return nil }, many: true}
+	flagSelfLock     = boolean(cli.BoolFlag{Name: "self-lock", Usage: "the node locks its own pidfile (its path is in $MULTI_PIDFILE); start waits for it to"}, func(f *flags) *bool { return &f.SelfLock })
+	flagReady        = perNode(text(cli.StringFlag{Name: "ready", Usage: "start waits until each node passes `CHECK`: " + nodes.ReadyKinds + " (%-letters expanded); recorded; per node: --ready:w1=CHECK"}, func(f *flags) *string { return &f.Ready }))
+	flagReadyTimeout = duration(cli.StringFlag{Name: "ready-timeout", Usage: "with --ready, a node not ready after `DURATION` is FAILED and stopped", DefaultText: "60s"}, func(f *flags) *time.Duration { return &f.ReadyTimeout })
+	flagLockTimeout  = duration(cli.StringFlag{Name: "lock-timeout", Usage: "with --self-lock, wait up to `DURATION` for the node to lock its pidfile, then kill it", DefaultText: "10s"}, func(f *flags) *time.Duration { return &f.LockTimeout })
 
 	flagPrefix      = text(cli.StringFlag{Name: "prefix", Usage: "put `TEXT` before every node name given (not counted ones)"}, func(f *flags) *string { return &f.Prefix })
 	flagSuffix      = &valueFlag{StringFlag: &cli.StringFlag{Name: "suffix", Usage: "`HOST` part of full names, as celery's --suffix (\"\" for none); wins over --hostname"}, set: func(f *flags, v string) error { f.Suffix = &v; return nil }}

@@ -57,7 +57,7 @@ from the node's record. OPTIONS (celery's worker options, per node as
    multi start 3 --range-prefix=web --pidfile=/run/app/%n.pid -- app -p 80%i
    multi start A B C D -c:1 4 -c:2-4 8 -- worker --name=%h
    multi start w1 --self-lock -- mygonode`,
-		flags:   common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle, flagEnv),
+		flags:   common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle, flagEnv, flagReady, flagReadyTimeout),
 		grammar: grammar{forward: true, starts: true, names: true},
 		do:      start}
 	verbStop = lifecycle{name: "stop", usage: "send a signal (default TERM) and return",
@@ -105,7 +105,7 @@ this command's environment, not the one it was first started with.
    multi restart --rolling --timeout=30s
    multi restart w2 --timeout=10s
    multi restart w1 -c 8`,
-		flags:   common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagSettle, flagLost, flagRolling, flagEnv),
+		flags:   common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagSettle, flagLost, flagRolling, flagEnv, flagReady, flagReadyTimeout),
 		grammar: grammar{signal: true, endsNodes: true, forward: true, starts: true},
 		do:      (*multi.Cluster).Restart}
 )
@@ -160,7 +160,7 @@ func cluster(c *cli.Context, a *call) (*multi.Cluster, error) {
 	}
 	// Detach: this process exits right after, and its nodes are reparented.
 	return &multi.Cluster{Nodes: ns, RunDir: rundir(a), Detach: true, AllowSharedFolders: a.AllowSharedFolders,
-		LockTimeout: a.LockTimeout, Settle: a.Settle}, nil
+		LockTimeout: a.LockTimeout, Settle: a.Settle, ReadyTimeout: a.ReadyTimeout}, nil
 }
 
 // stopOptions are the options of a call's stops, from its flags and its
@@ -192,6 +192,7 @@ func resolve(c *cli.Context, a *call) ([]nodes.Node, error) {
 		Command:     a.Command,
 		SelfLock:    a.SelfLock,
 		Env:         a.Env,
+		Ready:       a.Ready,
 
 		AllowSharedFolders: a.AllowSharedFolders,
 	}

@@ -28,6 +28,7 @@ type Set struct {
 	LockTimeout        time.Duration
 	Detach             bool
 	Settle             time.Duration
+	ReadyTimeout       time.Duration
 	Env                []string
 	AllowSharedFolders bool
 	// Mu, if not nil, is the Progress lock of the caller's Cluster:
@@ -81,13 +82,14 @@ func (c *Set) with(o StopOptions) *Set {
 func (c *Set) sub(ns []nodes.Node) *Set {
 	// Field by field: a Set holds a lock and is not copied whole.
 	return &Set{
-		Nodes:       ns,
-		RunDir:      c.RunDir,
-		Progress:    c.Progress,
-		LockTimeout: c.LockTimeout,
-		Detach:      c.Detach,
-		Settle:      c.Settle,
-		Env:         c.Env,
+		Nodes:        ns,
+		RunDir:       c.RunDir,
+		Progress:     c.Progress,
+		LockTimeout:  c.LockTimeout,
+		Detach:       c.Detach,
+		Settle:       c.Settle,
+		ReadyTimeout: c.ReadyTimeout,
+		Env:          c.Env,
 
 		AllowSharedFolders: c.AllowSharedFolders,
 	}

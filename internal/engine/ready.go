@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/multi-launcher/multi/internal/ready"
+	"github.com/multi-launcher/multi/nodes"
+)
+
+// ErrNotReady: a node did not pass its readiness check (package multi
+// exports it).
+var ErrNotReady = ready.ErrNotReady
+
+// DefaultReadyTimeout is how long start waits for a node to pass its
+// readiness check when Set.ReadyTimeout is 0.
+const DefaultReadyTimeout = 60 * time.Second
+
+// unreadyGrace is how long a node not ready in time has, after TERM,
+// before it gets KILL.
+const unreadyGrace = 10 * time.Second
+
+// probeTimeout bounds one run of a check while start waits.
+const probeTimeout = time.Second
+
+func (c *Set) readyTimeout() time.Duration {
+	if c.ReadyTimeout <= 0 {
+		return DefaultReadyTimeout
+	}
+	return c.ReadyTimeout
+}
+
+// readyEnv is n's environment, with its own $NOTIFY_SOCKET for a notify
+// check (nt, which the caller closes).
+func (c *Set) readyEnv(n nodes.Node) (env []string, nt *ready.Notify, err error) {
+	env = c.nodeEnv(n)
+	if n.Ready != "notify" {
+		return env, nil, nil
+	}
+	if nt, err = ready.ListenNotify(c.rundir(), n.Name); err != nil {
+		return nil, nil, err
+	}
+	return append(env[:len(env):len(env)], nt.Env()), nt, nil
+}
+
+// readyWait starts waiting for each node of the batch started that has a
+// readiness check, each in its own goroutine; the func returned waits
+// until every wait is over, its outcome in the node's started.readyErr.
+func (c *Set) readyWait(ctx context.Context, results []Result, ss []*started) func() {
+	var wg sync.WaitGroup
+	for i, s := range ss {
+		if s != nil && results[i].Node.Ready != "" {
+			wg.Go(func() { s.readyErr = c.awaitReady(ctx, results[i].Node, s) })
+		}
+	}
+	return wg.Wait
+}
+
+// awaitReady runs n's check until it passes (nil), the node exits (its
+// exit status and last log lines), or the ready timeout runs out (the
+// node is stopped, and the error says so). When ctx ends first the node
+// is left to finishStart, as when a settle window is cut short.
+func (c *Set) awaitReady(ctx context.Context, n nodes.Node, s *started) error {
+	ch := s.child
+	timeout := c.readyTimeout()
+	deadline := ch.Born().Add(timeout)
+	p, err := ready.NewProbe(n, c.nodeEnv(n), ch.LogOffset())
+	if err != nil {
+		return fmt.Errorf("%w; %s", err, ch.Stop(unreadyGrace))
+	}
+	var wake <-chan struct{}
+	if s.notify != nil {
+		s.notify.Watch(ch.PID())
+		wake = s.notify.Wake()
+	}
+	for delay := time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
+		var last error
+		if s.notify != nil {
+			ok, status, serr := s.notify.State()
+			switch {
+			case serr != nil:
+				return fmt.Errorf("%w (notify): %w; %s", ready.ErrNotReady, serr, ch.Stop(unreadyGrace))
+			case !ok && status != "":
+				last = fmt.Errorf("no READY=1 yet (STATUS=%s)", status)
+			case !ok:
+				last = fmt.Errorf("no READY=1 yet")
+			}
+		} else {
+			pctx, cancel := context.WithTimeout(ctx, min(probeTimeout, max(time.Until(deadline), time.Millisecond)))
+			last = p.Run(pctx)
+			cancel()
+		}
+		if last == nil {
+			return nil // finishStart checks the lock once more
+		}
+		if ch.Exited() {
+			if err := ch.Recheck(); err != nil {
+				return fmt.Errorf("%w (%s): %w", ready.ErrNotReady, n.Ready, err)
+			}
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w within %s: %w; %s", ready.ErrNotReady, timeout, last, ch.Stop(unreadyGrace))
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-wake:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+}

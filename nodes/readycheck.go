@@ -1,0 +1,110 @@
+package nodes
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// A ReadyCheck is a node's readiness check ([Node.Ready]) parsed: its
+// kind and what follows the kind's colon.
+type ReadyCheck struct {
+	// Kind is tcp, http, exec, file, log or notify.
+	Kind string
+	// Arg is HOST:PORT, the URL, the command line, the path, the regular
+	// expression; "" for notify.
+	Arg string
+}
+
+// ErrBadReady is wrapped by the error of a readiness check that cannot
+// be parsed.
+var ErrBadReady = errors.New("bad readiness check")
+
+// ReadyKinds are the kinds of readiness check, as the help lists them.
+const ReadyKinds = "tcp:HOST:PORT, http:URL, exec:CMD ARGS, file:PATH, log:REGEX, notify"
+
+// ParseReady parses a readiness check: tcp:HOST:PORT (a connection is
+// accepted), http:URL (a 2xx answer), exec:CMD ARGS (exits 0), file:PATH
+// (an absolute path that exists), log:REGEX (a line the node logged since
+// its start matches), notify (systemd's READY=1 on the node's own
+// $NOTIFY_SOCKET).
+func ParseReady(s string) (ReadyCheck, error) {
+	kind, arg, _ := strings.Cut(s, ":")
+	c := ReadyCheck{Kind: kind, Arg: arg}
+	bad := func(format string, a ...any) (ReadyCheck, error) {
+		return ReadyCheck{}, fmt.Errorf("%w %q: %s", ErrBadReady, s, fmt.Sprintf(format, a...))
+	}
+	switch kind {
+	case "notify":
+		if arg != "" || strings.Contains(s, ":") {
+			return bad("notify takes nothing after it")
+		}
+	case "tcp":
+		host, port, err := net.SplitHostPort(arg)
+		if err != nil || host == "" {
+			return bad("want tcp:HOST:PORT")
+		}
+		if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+			return bad("port %q is not 1 to 65535", port)
+		}
+	case "http":
+		u, err := url.Parse(arg)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return bad("want http:http://HOST[:PORT]/PATH")
+		}
+	case "exec":
+		if len(strings.Fields(arg)) == 0 {
+			return bad("want exec:CMD [ARGS]")
+		}
+	case "file":
+		if !filepath.IsAbs(arg) || filepath.Clean(arg) == "/" {
+			return bad("want file:/ABSOLUTE/PATH")
+		}
+	case "log":
+		if arg == "" {
+			return bad("want log:REGEX")
+		}
+		if _, err := regexp.Compile(arg); err != nil {
+			return bad("%v", err)
+		}
+	default:
+		return bad("the kinds are %s", ReadyKinds)
+	}
+	return c, nil
+}
+
+// String is the check as given.
+func (c ReadyCheck) String() string {
+	if c.Kind == "notify" {
+		return c.Kind
+	}
+	return c.Kind + ":" + c.Arg
+}
+
+// expandReady expands the readiness check template t for n and checks it.
+func expandReady(t string, n Node) (string, error) {
+	if t == "" {
+		return "", nil
+	}
+	s, err := Expand(t, n)
+	if err != nil {
+		return "", err
+	}
+	if _, err := ParseReady(s); err != nil {
+		return "", fmt.Errorf("%s: --ready: %w", n.Name, err)
+	}
+	return s, nil
+}
+
+// orString is a, or b when a is "".
+func orString(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a
+}
