@@ -14,10 +14,10 @@ import (
 // A ReadyCheck is a node's readiness check ([Node.Ready]) parsed: its
 // kind and what follows the kind's colon.
 type ReadyCheck struct {
-	// Kind is tcp, http, exec, file, log or notify.
+	// Kind is tcp, http, exec, file, log, notify or fd.
 	Kind string
 	// Arg is HOST:PORT, the URL, the command line, the path, the regular
-	// expression; "" for notify.
+	// expression, the descriptor's number; "" for notify.
 	Arg string
 }
 
@@ -26,13 +26,14 @@ type ReadyCheck struct {
 var ErrBadReady = errors.New("bad readiness check")
 
 // ReadyKinds are the kinds of readiness check, as the help lists them.
-const ReadyKinds = "tcp:HOST:PORT, http:URL, exec:CMD ARGS, file:PATH, log:REGEX, notify"
+const ReadyKinds = "tcp:HOST:PORT, http:URL, exec:CMD ARGS, file:PATH, log:REGEX, notify, fd:N"
 
 // ParseReady parses a readiness check: tcp:HOST:PORT (a connection is
 // accepted), http:URL (a 2xx answer), exec:CMD ARGS (exits 0), file:PATH
 // (an absolute path that exists), log:REGEX (a line the node logged since
 // its start matches), notify (systemd's READY=1 on the node's own
-// $NOTIFY_SOCKET).
+// $NOTIFY_SOCKET), fd:N (s6's notification-fd: a line written to
+// descriptor N, 3 to 1023).
 func ParseReady(s string) (ReadyCheck, error) {
 	kind, arg, _ := strings.Cut(s, ":")
 	c := ReadyCheck{Kind: kind, Arg: arg}
@@ -64,6 +65,10 @@ func ParseReady(s string) (ReadyCheck, error) {
 	case "file":
 		if !filepath.IsAbs(arg) || filepath.Clean(arg) == "/" {
 			return bad("want file:/ABSOLUTE/PATH")
+		}
+	case "fd":
+		if n, err := strconv.Atoi(arg); err != nil || n < 3 || n > 1023 {
+			return bad("want fd:N, N from 3 to 1023 (0-2 are the standard ones)")
 		}
 	case "log":
 		if arg == "" {

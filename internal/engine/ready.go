@@ -70,22 +70,36 @@ func (c *Set) awaitReady(ctx context.Context, n nodes.Node, s *started) error {
 	if err != nil {
 		return fmt.Errorf("%w; %s", err, ch.Stop(unreadyGrace))
 	}
+	// A protocol the node speaks, rather than a check run.
+	var said interface {
+		Wake() <-chan struct{}
+		State() (bool, string, error)
+	}
 	var wake <-chan struct{}
-	if s.notify != nil {
+	switch c := p.Check(); {
+	case s.notify != nil:
 		s.notify.Watch(ch.PID())
-		wake = s.notify.Wake()
+		said = s.notify
+	case ch.ReadyPipe() != nil:
+		defer ch.ReadyPipe().Close()
+		said = ready.WatchLine(ch.ReadyPipe(), c.Arg)
+	}
+	if said != nil {
+		wake = said.Wake()
 	}
 	for delay := time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
 		var last error
-		if s.notify != nil {
-			ok, status, serr := s.notify.State()
+		if said != nil {
+			ok, status, serr := said.State()
 			switch {
 			case serr != nil:
-				return fmt.Errorf("%w (notify): %w; %s", ready.ErrNotReady, serr, ch.Stop(unreadyGrace))
+				return fmt.Errorf("%w (%s): %w; %s", ready.ErrNotReady, n.Ready, serr, ch.Stop(unreadyGrace))
 			case !ok && status != "":
 				last = fmt.Errorf("no READY=1 yet (STATUS=%s)", status)
-			case !ok:
+			case !ok && s.notify != nil:
 				last = fmt.Errorf("no READY=1 yet")
+			case !ok:
+				last = fmt.Errorf("no line on descriptor %s yet", p.Check().Arg)
 			}
 		} else {
 			pctx, cancel := context.WithTimeout(ctx, min(probeTimeout, max(time.Until(deadline), time.Millisecond)))

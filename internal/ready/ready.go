@@ -82,7 +82,7 @@ func (p *Probe) Run(ctx context.Context) error {
 			return ErrStartOnly
 		}
 		err = p.runLog()
-	case "notify":
+	case "notify", "fd":
 		return ErrStartOnly
 	}
 	if err != nil {
