@@ -39,6 +39,8 @@ type flags struct {
 	// when not given.
 	Ready        string
 	ReadyTimeout time.Duration
+	// ReadyOnly is status's --ready.
+	ReadyOnly bool
 
 	// Signal is the -SIGNAL given, 0 if none; SignalText is it as written
 	// (without the dash).
@@ -135,6 +137,7 @@ var (
 	flagEnv          = &valueFlag{StringFlag: &cli.StringFlag{Name: "env", Usage: "add `KEY=VALUE` to the nodes' environment (give it again for more); recorded, so restart passes it again"}, set: func(f *flags, v string) error { f.Env = append(f.Env, v); return nil }, many: true}
 	flagSelfLock     = boolean(cli.BoolFlag{Name: "self-lock", Usage: "the node locks its own pidfile (its path is in $MULTI_PIDFILE); start waits for it to"}, func(f *flags) *bool { return &f.SelfLock })
 	flagReady        = perNode(text(cli.StringFlag{Name: "ready", Usage: "start waits until each node passes `CHECK`: " + nodes.ReadyKinds + " (%-letters expanded); recorded; per node: --ready:w1=CHECK"}, func(f *flags) *string { return &f.Ready }))
+	flagStatusReady  = boolean(cli.BoolFlag{Name: "ready", Usage: "exit 0 only when every node is running and passes its readiness check (a probe); 1 otherwise"}, func(f *flags) *bool { return &f.ReadyOnly })
 	flagReadyTimeout = duration(cli.StringFlag{Name: "ready-timeout", Usage: "with --ready, a node not ready after `DURATION` is FAILED and stopped", DefaultText: "60s"}, func(f *flags) *time.Duration { return &f.ReadyTimeout })
 	flagLockTimeout  = duration(cli.StringFlag{Name: "lock-timeout", Usage: "with --self-lock, wait up to `DURATION` for the node to lock its pidfile, then kill it", DefaultText: "10s"}, func(f *flags) *time.Duration { return &f.LockTimeout })
 

@@ -77,6 +77,15 @@ var flagCases = map[string]struct {
 	"backoff":              {[]string{"--backoff=250ms"}, func(a *call) bool { return a.Backoff == 250*time.Millisecond }},
 }
 
+// verbFlagCases are the cases of a flag name that means something else
+// for one verb ("status --ready").
+var verbFlagCases = map[string]struct {
+	args []string
+	ok   func(a *call) bool
+}{
+	"status --ready": {[]string{"--ready"}, func(a *call) bool { return a.ReadyOnly }},
+}
+
 // Every flag of every verb reaches the verb typed: given, its field holds
 // the value; not given, it does not.
 func TestVerbFlagsTyped(t *testing.T) {
@@ -95,6 +104,9 @@ func TestVerbFlagsTyped(t *testing.T) {
 			}
 			name := f.Names()[0]
 			tc, ok := flagCases[name]
+			if vc, isVerbs := verbFlagCases[cmd.Name+" --"+name]; isVerbs {
+				tc, ok = vc, true
+			}
 			if !ok {
 				t.Errorf("--%s: no case in flagCases", name)
 				continue

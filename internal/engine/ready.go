@@ -2,12 +2,14 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/multi-launcher/multi/internal/ready"
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // ErrNotReady: a node did not pass its readiness check (package multi
@@ -22,8 +24,13 @@ const DefaultReadyTimeout = 60 * time.Second
 // before it gets KILL.
 const unreadyGrace = 10 * time.Second
 
-// probeTimeout bounds one run of a check while start waits.
-const probeTimeout = time.Second
+// probeTimeout bounds one run of a check while start waits; the last
+// one before the ready timeout gets at least probeFloor, so that the
+// error it gives is the check's, not a cut-short one.
+const (
+	probeTimeout = time.Second
+	probeFloor   = 100 * time.Millisecond
+)
 
 func (c *Set) readyTimeout() time.Duration {
 	if c.ReadyTimeout <= 0 {
@@ -102,7 +109,7 @@ func (c *Set) awaitReady(ctx context.Context, n nodes.Node, s *started) error {
 				last = fmt.Errorf("no line on descriptor %s yet", p.Check().Arg)
 			}
 		} else {
-			pctx, cancel := context.WithTimeout(ctx, min(probeTimeout, max(time.Until(deadline), time.Millisecond)))
+			pctx, cancel := context.WithTimeout(ctx, min(probeTimeout, max(time.Until(deadline), probeFloor)))
 			last = p.Run(pctx)
 			cancel()
 		}
@@ -128,4 +135,57 @@ func (c *Set) awaitReady(ctx context.Context, n nodes.Node, s *started) error {
 		}
 		t.Stop()
 	}
+}
+
+// The readiness of a running node with a check, in [Status.Ready].
+const (
+	ReadyYes      = "ready"
+	ReadyStarting = "starting" // failing its check, younger than the ready timeout
+	ReadyNo       = "unready"
+)
+
+// statusProbe bounds each check status runs: a probe's own deadline
+// (a kubelet's exec probe) must not be spent on one slow node.
+const statusProbe = 500 * time.Millisecond
+
+// statusReady runs, at once for every running node of out with a check,
+// its check, and sets Ready and ReadyErr. A check that only a start can
+// see pass (notify, fd, log) counts the running node ready: start let it
+// go only once it had passed.
+func (c *Set) statusReady(ctx context.Context, out []Status) {
+	var wg sync.WaitGroup
+	for i := range out {
+		s := &out[i]
+		if s.Node.Ready == "" || s.Err != nil || s.State != pidfile.Running || s.PID <= 0 {
+			continue
+		}
+		wg.Go(func() {
+			p, err := ready.NewProbe(s.Node, c.nodeEnv(s.Node), -1)
+			if err == nil {
+				pctx, cancel := context.WithTimeout(ctx, statusProbe)
+				err = p.Run(pctx)
+				cancel()
+			}
+			switch {
+			case err == nil || errors.Is(err, ready.ErrStartOnly):
+				s.Ready = ReadyYes
+				return
+			case young(s.PID, c.readyTimeout()):
+				s.Ready = ReadyStarting
+			default:
+				s.Ready = ReadyNo
+			}
+			s.ReadyErr = err
+		})
+	}
+	wg.Wait()
+}
+
+// young reports whether pid started less than d ago.
+func young(pid int, d time.Duration) bool {
+	p, err := nodes.ReadProc(pid)
+	if err != nil || p.Start().IsZero() {
+		return false
+	}
+	return time.Since(p.Start()) < d
 }

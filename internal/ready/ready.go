@@ -168,8 +168,5 @@ func (p *Probe) runLog() error {
 // following a link someone could have planted: the link itself is not
 // the file.
 func fileExists(path string) error {
-	if err := statNoLink(path); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
+	return statNoLink(path)
 }

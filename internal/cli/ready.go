@@ -1,0 +1,31 @@
+package cli
+
+import (
+	"github.com/multi-launcher/multi/multi"
+)
+
+// readyCode is status's exit code with --ready (only): 0 only when every
+// node is running (code is 0) and none with a check fails it.
+func readyCode(only bool, code int, sts []multi.Status) int {
+	if !only || code != exitOK {
+		return code
+	}
+	for _, s := range sts {
+		if s.Ready != "" && s.Ready != "ready" {
+			return exitFailed
+		}
+	}
+	return code
+}
+
+// readyText is what a status line adds for a running node with a check:
+// "; ready", "; starting: why", "; unready: why".
+func (o *output) readyText(s multi.Status) string {
+	switch {
+	case s.Ready == "":
+		return ""
+	case s.ReadyErr == nil:
+		return "; " + o.paint(green, s.Ready)
+	}
+	return "; " + o.paint(yellow, s.Ready) + ": " + s.ReadyErr.Error()
+}
