@@ -60,7 +60,7 @@ func (c *Cluster) Send(ctx context.Context, sig syscall.Signal, o StopOptions) (
 // come up again halts the roll. The nodes get c.Env and their own
 // recorded [nodes.Node.Env] entries.
 func (c *Cluster) Restart(ctx context.Context, o RestartOptions) ([]Result, error) {
-	return results(c.set().Restart(ctx, engine.RestartOptions{Stop: o.Stop.engine(), Rolling: o.Rolling}))
+	return results(c.set().Restart(ctx, engine.RestartOptions{Stop: o.Stop.engine(), Rolling: o.Rolling, MaxUnavailable: o.MaxUnavailable}))
 }
 
 // Status inspects every node's pidfile, changing nothing.

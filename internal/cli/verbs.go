@@ -105,7 +105,7 @@ this command's environment, not the one it was first started with.
    multi restart --rolling --timeout=30s
    multi restart w2 --timeout=10s
    multi restart w1 -c 8`,
-		flags:   common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagSettle, flagLost, flagRolling, flagEnv, flagReady, flagReadyTimeout),
+		flags:   common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagSettle, flagLost, flagRolling, flagEnv, flagReady, flagReadyTimeout, flagMaxUnavailable),
 		grammar: grammar{signal: true, endsNodes: true, forward: true, starts: true},
 		do:      (*multi.Cluster).Restart}
 )
@@ -128,7 +128,7 @@ func (v lifecycle) run(c *cli.Context, a *call) (int, error) {
 		return exitUsage, err
 	}
 	o := newOutput(c, a)
-	opts := multi.RestartOptions{Stop: stopOptions(a), Rolling: a.Rolling}
+	opts := multi.RestartOptions{Stop: stopOptions(a), Rolling: a.Rolling || a.MaxUnavailable > 0, MaxUnavailable: a.MaxUnavailable}
 	done := o.progress(v.name, v.waits, cl, &opts.Stop)
 	results, err := v.do(cl, c.Context, opts)
 	done()

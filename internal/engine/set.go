@@ -56,8 +56,9 @@ type StopOptions struct {
 
 // RestartOptions are package multi's RestartOptions.
 type RestartOptions struct {
-	Stop    StopOptions
-	Rolling bool
+	Stop           StopOptions
+	Rolling        bool
+	MaxUnavailable int
 }
 
 // signal is what the call's stop sends first.
