@@ -3,7 +3,7 @@ package nodes
 import (
 	"errors"
 	"fmt"
-	"net"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -26,7 +26,7 @@ type ReadyCheck struct {
 var ErrBadReady = errors.New("bad readiness check")
 
 // ReadyKinds are the kinds of readiness check, as the help lists them.
-const ReadyKinds = "tcp:HOST:PORT, http:URL, exec:CMD ARGS, file:PATH, log:REGEX, notify, fd:N"
+const ReadyKinds = "tcp:ADDRESS:PORT, http:URL, exec:CMD ARGS, file:PATH, log:REGEX, notify, fd:N"
 
 // ParseReady parses a readiness check: tcp:HOST:PORT (a connection is
 // accepted), http:URL (a 2xx answer), exec:CMD ARGS (exits 0), file:PATH
@@ -46,17 +46,20 @@ func ParseReady(s string) (ReadyCheck, error) {
 			return bad("notify takes nothing after it")
 		}
 	case "tcp":
-		host, port, err := net.SplitHostPort(arg)
-		if err != nil || host == "" {
-			return bad("want tcp:HOST:PORT")
-		}
-		if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
-			return bad("port %q is not 1 to 65535", port)
+		if _, _, err := SplitHostPort(arg); err != nil {
+			return bad("want tcp:ADDRESS:PORT: %v", err)
 		}
 	case "http":
 		u, err := url.Parse(arg)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return bad("want http:http://HOST[:PORT]/PATH")
+		if err != nil || u.Scheme != "http" || u.Host == "" || u.User != nil {
+			return bad("want http:http://ADDRESS[:PORT]/PATH (for https: exec:curl -fsS URL)")
+		}
+		hostport := u.Host
+		if u.Port() == "" {
+			hostport += ":80"
+		}
+		if _, _, err := SplitHostPort(hostport); err != nil {
+			return bad("%v", err)
 		}
 	case "exec":
 		if len(strings.Fields(arg)) == 0 {
@@ -112,4 +115,27 @@ func orString(a, b string) string {
 		return b
 	}
 	return a
+}
+
+// SplitHostPort splits a check's ADDRESS:PORT ("127.0.0.1:80",
+// "[::1]:80", "localhost:80"). The address is numeric, or localhost:
+// multi links no resolver (see package internal/ready).
+func SplitHostPort(s string) (host string, port int, err error) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return "", 0, fmt.Errorf("%q has no :PORT", s)
+	}
+	host, ps := s[:i], s[i+1:]
+	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1]
+	} else if strings.Contains(host, ":") {
+		return "", 0, fmt.Errorf("%q: an IPv6 address goes in brackets, [::1]:PORT", s)
+	}
+	if port, err = strconv.Atoi(ps); err != nil || port < 1 || port > 65535 {
+		return "", 0, fmt.Errorf("port %q is not 1 to 65535", ps)
+	}
+	if _, err := netip.ParseAddr(host); err != nil && host != "localhost" {
+		return "", 0, fmt.Errorf("%q is not a numeric address or localhost (multi resolves no names)", host)
+	}
+	return host, port, nil
 }

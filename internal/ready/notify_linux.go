@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,7 +22,7 @@ import (
 // is the node's process, or a process of its session, count: another
 // process that can reach the socket cannot make a node ready.
 type Notify struct {
-	conn *net.UnixConn
+	f    *os.File // the socket, non-blocking, in Go's poller
 	dir  string
 	name string
 	wake chan struct{}
@@ -47,30 +47,20 @@ func ListenNotify(rundir, name string) (*Notify, error) {
 	if err := nodes.RemoveIn(rundir, base); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("notify socket %s: %w", path, err)
 	}
-	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
+	// Raw system calls, not package net (see dial_unix.go).
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("notify socket: %w", err)
 	}
-	n := &Notify{conn: conn, dir: rundir, name: base, wake: make(chan struct{}, 1)}
-	if err := n.passCred(); err != nil {
-		n.Close()
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_PASSCRED, 1); err != nil {
+		unix.Close(fd)
 		return nil, fmt.Errorf("notify socket %s: %w", path, err)
 	}
-	return n, nil
-}
-
-func (n *Notify) passCred() error {
-	rc, err := n.conn.SyscallConn()
-	if err != nil {
-		return err
+	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("notify socket %s: %w", path, err)
 	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) {
-		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_PASSCRED, 1)
-	}); err != nil {
-		return err
-	}
-	return serr
+	return &Notify{f: os.NewFile(uintptr(fd), path), dir: rundir, name: base, wake: make(chan struct{}, 1)}, nil
 }
 
 // Env is the entry of the node's environment that names the socket.
@@ -90,15 +80,23 @@ func (n *Notify) State() (ready bool, status string, err error) {
 // Watch reads the socket, until Close, taking the messages that pid (the
 // node's process) or a process of its session sends.
 func (n *Notify) Watch(pid int) {
+	rc, err := n.f.SyscallConn()
+	if err != nil {
+		return
+	}
 	go func() {
 		buf := make([]byte, 4096)
 		oob := make([]byte, unix.CmsgSpace(unix.SizeofUcred))
 		for {
-			k, ok, _, _, err := n.conn.ReadMsgUnix(buf, oob)
-			if err != nil {
-				if errors.Is(err, net.ErrClosed) {
-					return
-				}
+			var k, ok int
+			var rerr error
+			if err := rc.Read(func(fd uintptr) bool {
+				k, ok, _, _, rerr = unix.Recvmsg(int(fd), buf, oob, 0)
+				return rerr != unix.EAGAIN
+			}); err != nil {
+				return // closed
+			}
+			if rerr != nil {
 				continue
 			}
 			if from := sender(oob[:ok]); from <= 0 || from != pid && sid(from) != pid {
@@ -160,6 +158,6 @@ func (n *Notify) take(msg string) {
 
 // Close closes the socket and removes it.
 func (n *Notify) Close() {
-	n.conn.Close()
+	n.f.Close()
 	nodes.RemoveIn(n.dir, n.name)
 }

@@ -11,8 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -66,13 +64,9 @@ func (p *Probe) Run(ctx context.Context) error {
 	var err error
 	switch p.check.Kind {
 	case "tcp":
-		var d net.Dialer
-		var conn net.Conn
-		if conn, err = d.DialContext(ctx, "tcp", p.check.Arg); err == nil {
-			conn.Close()
-		}
+		err = checkTCP(ctx, p.check.Arg)
 	case "http":
-		err = p.runHTTP(ctx)
+		err = checkHTTP(ctx, p.check.Arg)
 	case "exec":
 		err = p.runExec(ctx)
 	case "file":
@@ -87,26 +81,6 @@ func (p *Probe) Run(ctx context.Context) error {
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.check, err)
-	}
-	return nil
-}
-
-// client is the http check's client: no connection kept between rounds.
-var client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}}
-
-func (p *Probe) runHTTP(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.check.Arg, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("answered %s", resp.Status)
 	}
 	return nil
 }
