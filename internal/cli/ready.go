@@ -1,8 +1,25 @@
 package cli
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/multi-launcher/multi/multi"
 )
+
+// runReadyLog refuses a log: check under run without --logfile: run
+// prints the nodes' output, and their logfiles stay empty.
+func runReadyLog(cl *multi.Cluster, a *call) error {
+	if logfileGiven(a) {
+		return nil
+	}
+	for _, n := range cl.Nodes {
+		if strings.HasPrefix(n.Ready, "log:") {
+			return fmt.Errorf("%s: --ready=%s reads the node's logfile, which run writes only with --logfile", n.Name, n.Ready)
+		}
+	}
+	return nil
+}
 
 // readyCode is status's exit code with --ready (only): 0 only when every
 // node is running (code is 0) and none with a check fails it.

@@ -38,12 +38,15 @@ STOPPING=1 go to $NOTIFY_SOCKET (systemd Type=notify).
    multi run 4 --on-exit=restart --ready-file=/tmp/ready -- app
    multi run w1 --wait-for-lock --pidfile=/shared/%n.pid -- app`,
 		Flags: common(flagPidfile, flagLogfile, flagRundir, flagRunTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagEnv,
-			flagOnExit, flagReadyFile, flagWaitForLock, flagBackoff),
+			flagOnExit, flagReadyFile, flagWaitForLock, flagBackoff, flagReady, flagReadyTimeout),
 	}, runGrammar, func(c *cli.Context, a *call) (int, error) {
 		c.App.Metadata[ownSignals] = true
 		cl, err := cluster(c, a)
 		if err != nil {
 			return exitUsage, err
+		}
+		if err := runReadyLog(cl, a); err != nil {
+			return exitUsage, usage(c, err)
 		}
 		opts := multi.RunOptions{Stop: stopOptions(a), ReadyFile: a.ReadyFile, WaitForLock: a.WaitForLock, OnExit: a.OnExit, Backoff: a.Backoff,
 			Log: c.App.ErrWriter}

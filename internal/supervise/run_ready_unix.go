@@ -3,7 +3,9 @@
 package supervise
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"syscall"
 	"time"
 
@@ -23,7 +25,40 @@ func (r *run) checkReady() {
 	r.ready = true
 	r.makeReady()
 	r.notify("READY=1")
-	r.logf("every node holds its lock: ready")
+	r.logf("every node holds its lock (and passed its readiness check): ready")
+}
+
+// startAll starts every node (Host.StartAll). With readiness checks
+// (--ready), which the start waits for, a stop signal meanwhile ends
+// those waits at once and is acted on before the outcomes, so that a
+// node slow to be ready never delays a stop.
+func (r *run) startAll(ctx context.Context) []Outcome {
+	waits := false
+	for _, rn := range r.nodes {
+		waits = waits || rn.n.Ready != ""
+	}
+	if !waits {
+		return r.h.StartAll(ctx, r.rp)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var held os.Signal
+	done, watched := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case held = <-r.stops:
+			cancel()
+		case <-done:
+		}
+	}()
+	outs := r.h.StartAll(sctx, r.rp)
+	close(done)
+	<-watched
+	if held != nil {
+		r.signal(held.(syscall.Signal))
+	}
+	return outs
 }
 
 // notifyTimeout bounds each send to the notify socket: a reader that

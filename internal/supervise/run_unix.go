@@ -193,7 +193,7 @@ func (r *run) loop(ctx context.Context) {
 		r.tag(rn)
 		rn.starting = true
 	}
-	outs := r.h.StartAll(ctx, r.rp)
+	outs := r.startAll(ctx)
 	// Every success first, so that a failure's stop sees them all.
 	for pass := 0; pass < 2; pass++ {
 		for i, out := range outs {
