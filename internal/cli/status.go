@@ -48,7 +48,7 @@ pid is the lock holder as multi sees it, file_pid what the text says.
 
    multi status
    multi status w1 w2 --json`,
-		Flags: common(flagPidfile, flagLogfile, flagRundir, flagJSON, flagStatusReady, flagReadyTimeout),
+		Flags: common(flagPidfile, flagLogfile, flagRundir, flagJSON, flagStatusReady, flagReadyTimeout.help("a running node failing its check is starting while younger than `DURATION`, then unready", "60s")),
 	}, grammar{}, func(c *cli.Context, a *call) (int, error) {
 		cl, err := cluster(c, a)
 		if err != nil {
