@@ -1,6 +1,7 @@
 package multi
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -107,6 +108,12 @@ type RunOptions struct {
 	// kernel (F_SETLKW) and takes the node over the moment the holder
 	// dies. The run is ready only once every node holds its lock.
 	WaitForLock bool
+	// MaxRestarts, if above 0, limits restarts (OnExit [RestartNode]): a
+	// node that exits again after MaxRestarts restarts within
+	// RestartWindow (0 means 1 min) is fatal: left down, its exit status
+	// the run's, the other nodes running on.
+	MaxRestarts   int
+	RestartWindow time.Duration
 }
 
 func (o RunOptions) backoff() (first, max time.Duration) {
@@ -157,6 +164,7 @@ func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 		Signal: set.Signal(), Timeout: o.Stop.Timeout, Group: o.Stop.Group,
 		RunDir: set.Dir(), ReadyFile: o.ReadyFile, NotifySocket: o.NotifySocket,
 		AllowShared: c.AllowSharedFolders, WaitForLock: o.WaitForLock,
+		MaxRestarts: o.MaxRestarts, RestartWindow: cmp.Or(o.RestartWindow, time.Minute),
 		Log: o.Log, Stdout: o.Stdout, Stderr: o.Stderr,
 	})
 	if last == nil {

@@ -42,8 +42,10 @@ type flags struct {
 	ReadyTimeout time.Duration
 	// ReadyOnly is status's --ready.
 	ReadyOnly bool
-	// MaxUnavailable is restart's --max-unavailable, 0 when not given.
-	MaxUnavailable int
+	// MaxUnavailable is restart's --max-unavailable, 0 when not given;
+	// MaxRestarts and RestartWindow run's crash-loop limit.
+	MaxUnavailable, MaxRestarts int
+	RestartWindow               time.Duration
 
 	// Signal is the -SIGNAL given, 0 if none; SignalText is it as written
 	// (without the dash).
@@ -142,6 +144,8 @@ var (
 	flagReady          = perNode(text(cli.StringFlag{Name: "ready", Usage: "start waits until each node passes `CHECK`: " + nodes.ReadyKinds + " (%-letters expanded); recorded; per node: --ready:w1=CHECK"}, func(f *flags) *string { return &f.Ready }))
 	flagStatusReady    = boolean(cli.BoolFlag{Name: "ready", Usage: "exit 0 only when every node is running and passes its readiness check (a probe); 1 otherwise"}, func(f *flags) *bool { return &f.ReadyOnly })
 	flagMaxUnavailable = &valueFlag{StringFlag: &cli.StringFlag{Name: "max-unavailable", Usage: "with --rolling, restart `K` nodes at a time (each group up, and ready, before the next goes down)", DefaultText: "1"}, set: setMaxUnavailable}
+	flagMaxRestarts    = &valueFlag{StringFlag: &cli.StringFlag{Name: "max-restarts", Usage: "with --on-exit=restart, a node that exits again after `N` restarts within --restart-window is fatal: left down, its exit status the run's", DefaultText: "no limit"}, set: setMaxRestarts}
+	flagRestartWindow  = duration(cli.StringFlag{Name: "restart-window", Usage: "the `DURATION` --max-restarts counts restarts in", DefaultText: "1m"}, func(f *flags) *time.Duration { return &f.RestartWindow })
 	flagReadyTimeout   = duration(cli.StringFlag{Name: "ready-timeout", Usage: "with --ready, a node not ready after `DURATION` is FAILED and stopped", DefaultText: "60s"}, func(f *flags) *time.Duration { return &f.ReadyTimeout })
 	flagLockTimeout    = duration(cli.StringFlag{Name: "lock-timeout", Usage: "with --self-lock, wait up to `DURATION` for the node to lock its pidfile, then kill it", DefaultText: "10s"}, func(f *flags) *time.Duration { return &f.LockTimeout })
 
@@ -217,5 +221,19 @@ func setMaxUnavailable(f *flags, v string) error {
 		return fmt.Errorf("--max-unavailable wants a count of nodes from 1, not %q", v)
 	}
 	f.MaxUnavailable = k
+	return nil
+}
+
+// setMaxRestarts takes --max-restarts's N, a count from 1.
+func setMaxRestarts(f *flags, v string) error {
+	if v == "" {
+		f.MaxRestarts = 0
+		return nil
+	}
+	k, err := strconv.Atoi(v)
+	if err != nil || k < 1 {
+		return fmt.Errorf("--max-restarts wants a count of restarts from 1, not %q", v)
+	}
+	f.MaxRestarts = k
 	return nil
 }

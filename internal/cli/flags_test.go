@@ -64,6 +64,8 @@ var flagCases = map[string]struct {
 	"ready":                {[]string{"--ready=tcp:127.0.0.1:80%i"}, func(a *call) bool { return a.Ready == "tcp:127.0.0.1:80%i" }},
 	"ready-timeout":        {[]string{"--ready-timeout=5s"}, func(a *call) bool { return a.ReadyTimeout == 5*time.Second }},
 	"max-unavailable":      {[]string{"--max-unavailable=3"}, func(a *call) bool { return a.MaxUnavailable == 3 }},
+	"max-restarts":         {[]string{"--max-restarts=4"}, func(a *call) bool { return a.MaxRestarts == 4 }},
+	"restart-window":       {[]string{"--restart-window=30s"}, func(a *call) bool { return a.RestartWindow == 30*time.Second }},
 	"lock-timeout":         {[]string{"--lock-timeout=2m"}, func(a *call) bool { return a.LockTimeout == 2*time.Minute }},
 	"prefix":               {[]string{"--prefix=p-"}, func(a *call) bool { return a.Prefix == "p-" }},
 	"suffix":               {[]string{"--suffix="}, func(a *call) bool { return a.Suffix != nil && *a.Suffix == "" }},

@@ -57,6 +57,9 @@ func (r *run) onExit(rn *runNode, ws syscall.WaitStatus, why error) {
 		r.logf("%s: left down (--on-exit=ignore)", rn.n.Name)
 		r.maybeEnd()
 	case Restart:
+		if r.crashLoop(rn, ws, why) {
+			return
+		}
 		first, most := r.o.Backoff, r.o.MaxBackoff
 		if !rn.since.IsZero() && time.Since(rn.since) >= most {
 			rn.restarts = 0 // it ran well for a while: a fresh start

@@ -150,7 +150,9 @@ type runNode struct {
 	waiting  *time.Timer
 	restarts int
 	since    time.Time
-	stoodBy  bool // started as a standby once
+	// restarted: when its recent restarts were (see crashLoop).
+	restarted []time.Time
+	stoodBy   bool // started as a standby once
 	// stopFailed: its stop through its pidfile failed (see stopDirect).
 	stopFailed bool
 	direct     *time.Timer // its KILL, once signalled directly
