@@ -114,6 +114,12 @@ type RunOptions struct {
 	// the run's, the other nodes running on.
 	MaxRestarts   int
 	RestartWindow time.Duration
+	// Health, if not "", is where Run serves /readyz (200 once every
+	// node is ready), /livez (200 unless a node is fatal or the run
+	// stops) and /metrics (the Prometheus text format: up, ready,
+	// restarts, exits, start time and last exit status per node):
+	// ADDRESS:PORT, numeric or localhost, or :PORT for every address.
+	Health string
 }
 
 func (o RunOptions) backoff() (first, max time.Duration) {
@@ -164,7 +170,7 @@ func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 		Signal: set.Signal(), Timeout: o.Stop.Timeout, Group: o.Stop.Group,
 		RunDir: set.Dir(), ReadyFile: o.ReadyFile, NotifySocket: o.NotifySocket,
 		AllowShared: c.AllowSharedFolders, WaitForLock: o.WaitForLock,
-		MaxRestarts: o.MaxRestarts, RestartWindow: cmp.Or(o.RestartWindow, time.Minute),
+		MaxRestarts: o.MaxRestarts, RestartWindow: cmp.Or(o.RestartWindow, time.Minute), Health: o.Health,
 		Log: o.Log, Stdout: o.Stdout, Stderr: o.Stderr,
 	})
 	if last == nil {

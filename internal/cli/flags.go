@@ -46,6 +46,8 @@ type flags struct {
 	// MaxRestarts and RestartWindow run's crash-loop limit.
 	MaxUnavailable, MaxRestarts int
 	RestartWindow               time.Duration
+	// Health is run's --health.
+	Health string
 
 	// Signal is the -SIGNAL given, 0 if none; SignalText is it as written
 	// (without the dash).
@@ -146,6 +148,7 @@ var (
 	flagMaxUnavailable = &valueFlag{StringFlag: &cli.StringFlag{Name: "max-unavailable", Usage: "with --rolling, restart `K` nodes at a time (each group up, and ready, before the next goes down)", DefaultText: "1"}, set: setMaxUnavailable}
 	flagMaxRestarts    = &valueFlag{StringFlag: &cli.StringFlag{Name: "max-restarts", Usage: "with --on-exit=restart, a node that exits again after `N` restarts within --restart-window is fatal: left down, its exit status the run's", DefaultText: "no limit"}, set: setMaxRestarts}
 	flagRestartWindow  = duration(cli.StringFlag{Name: "restart-window", Usage: "the `DURATION` --max-restarts counts restarts in", DefaultText: "1m"}, func(f *flags) *time.Duration { return &f.RestartWindow })
+	flagHealth         = text(cli.StringFlag{Name: "health", Usage: "serve /readyz, /livez and /metrics (Prometheus) on `ADDRESS:PORT` (numeric or localhost) or :PORT"}, func(f *flags) *string { return &f.Health })
 	flagReadyTimeout   = duration(cli.StringFlag{Name: "ready-timeout", Usage: "with --ready, a node not ready after `DURATION` is FAILED and stopped", DefaultText: "60s"}, func(f *flags) *time.Duration { return &f.ReadyTimeout })
 	flagLockTimeout    = duration(cli.StringFlag{Name: "lock-timeout", Usage: "with --self-lock, wait up to `DURATION` for the node to lock its pidfile, then kill it", DefaultText: "10s"}, func(f *flags) *time.Duration { return &f.LockTimeout })
 

@@ -66,6 +66,7 @@ var flagCases = map[string]struct {
 	"max-unavailable":      {[]string{"--max-unavailable=3"}, func(a *call) bool { return a.MaxUnavailable == 3 }},
 	"max-restarts":         {[]string{"--max-restarts=4"}, func(a *call) bool { return a.MaxRestarts == 4 }},
 	"restart-window":       {[]string{"--restart-window=30s"}, func(a *call) bool { return a.RestartWindow == 30*time.Second }},
+	"health":               {[]string{"--health=127.0.0.1:9100"}, func(a *call) bool { return a.Health == "127.0.0.1:9100" }},
 	"lock-timeout":         {[]string{"--lock-timeout=2m"}, func(a *call) bool { return a.LockTimeout == 2*time.Minute }},
 	"prefix":               {[]string{"--prefix=p-"}, func(a *call) bool { return a.Prefix == "p-" }},
 	"suffix":               {[]string{"--suffix="}, func(a *call) bool { return a.Suffix != nil && *a.Suffix == "" }},

@@ -66,9 +66,12 @@ type Options struct {
 	// MaxRestarts+1-th time within RestartWindow fatal: left down.
 	MaxRestarts   int
 	RestartWindow time.Duration
-	Log           io.Writer // the run's own lines
-	Stdout        io.Writer // the nodes' output, if not nil (else their logfiles)
-	Stderr        io.Writer
+	// Health, if not "", is the ADDRESS:PORT (or :PORT) the health
+	// endpoints are served on: /readyz, /livez, /metrics.
+	Health string
+	Log    io.Writer // the run's own lines
+	Stdout io.Writer // the nodes' output, if not nil (else their logfiles)
+	Stderr io.Writer
 }
 
 // The exit policies of [Options.OnExit].
