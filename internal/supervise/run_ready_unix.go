@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -59,6 +60,36 @@ func (r *run) startAll(ctx context.Context) []Outcome {
 		r.signal(held.(syscall.Signal))
 	}
 	return outs
+}
+
+// recheckReady withdraws the run's readiness while a node that exited
+// on its own is down (being restarted, or fatal): the ready file is
+// removed and the notify socket told (STATUS=); it is given back once
+// every such node runs (and is ready) again. A node stopped on purpose
+// from another shell does not count. Called by the loop after each
+// event.
+func (r *run) recheckReady() {
+	if !r.ready || r.stopping {
+		return
+	}
+	var down []string
+	for _, rn := range r.nodes {
+		if rn.pid <= 0 && (rn.starting || rn.fatal) {
+			down = append(down, rn.n.Name)
+		}
+	}
+	switch {
+	case len(down) > 0 && !r.withdrawn:
+		r.withdrawn = true
+		r.removeReady()
+		r.notify("STATUS=not ready: " + strings.Join(down, " "))
+		r.logf("not ready while %s is down: ready withdrawn", strings.Join(down, ", "))
+	case len(down) == 0 && r.withdrawn:
+		r.withdrawn = false
+		r.makeReady()
+		r.notify("READY=1\nSTATUS=every node is ready")
+		r.logf("every node is ready again")
+	}
 }
 
 // notifyTimeout bounds each send to the notify socket: a reader that

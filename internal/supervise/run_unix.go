@@ -129,6 +129,7 @@ type run struct {
 	graceTimer   *time.Timer
 	end          bool
 	ready        bool
+	withdrawn    bool // readiness withdrawn (see recheckReady)
 	notifyAddr   string
 	notifyq      chan string   // states for the notify socket, in order
 	notified     chan struct{} // closed once notifyq is drained
@@ -216,6 +217,7 @@ func (r *run) loop(ctx context.Context) {
 	ctxDone := ctx.Done()
 	var grace <-chan time.Time
 	for !r.end {
+		r.recheckReady()
 		r.publish()
 		if r.graceTimer != nil {
 			grace = r.graceTimer.C
