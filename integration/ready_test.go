@@ -7,6 +7,9 @@ import (
 	"time"
 )
 
+// celeryPython is the python3 a [celery] script runs celery with.
+const celeryPython = "/usr/bin/python3"
+
 // listenLater is fakenode's -listen: a TCP server that starts listening
 // after a delay, as an application does once it has loaded; it says so
 // on its output (the node's log).
