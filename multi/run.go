@@ -114,6 +114,14 @@ type RunOptions struct {
 	// the run's, the other nodes running on.
 	MaxRestarts   int
 	RestartWindow time.Duration
+	// Live, if not "", is a liveness check (tcp:, http:, exec:, file:,
+	// as [nodes.ParseReady]; %-letters expanded per node) run on each
+	// running node every LiveInterval (0: 10 s); a node failing it
+	// LiveFailures times in a row (0: 3) is stopped (its stop signal),
+	// and OnExit then applies to it.
+	Live         string
+	LiveInterval time.Duration
+	LiveFailures int
 	// Health, if not "", is where Run serves /readyz (200 once every
 	// node is ready), /livez (200 unless a node is fatal or the run
 	// stops) and /metrics (the Prometheus text format: up, ready,
@@ -171,6 +179,7 @@ func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 		RunDir: set.Dir(), ReadyFile: o.ReadyFile, NotifySocket: o.NotifySocket,
 		AllowShared: c.AllowSharedFolders, WaitForLock: o.WaitForLock,
 		MaxRestarts: o.MaxRestarts, RestartWindow: cmp.Or(o.RestartWindow, time.Minute), Health: o.Health,
+		Live: o.Live, LiveInterval: cmp.Or(o.LiveInterval, 10*time.Second), LiveFailures: cmp.Or(o.LiveFailures, 3),
 		Log: o.Log, Stdout: o.Stdout, Stderr: o.Stderr,
 	})
 	if last == nil {

@@ -46,8 +46,11 @@ type flags struct {
 	// MaxRestarts and RestartWindow run's crash-loop limit.
 	MaxUnavailable, MaxRestarts int
 	RestartWindow               time.Duration
-	// Health is run's --health.
-	Health string
+	// Health is run's --health; Live, LiveInterval and LiveFailures its
+	// liveness check (0 when not given).
+	Health, Live string
+	LiveInterval time.Duration
+	LiveFailures int
 
 	// Signal is the -SIGNAL given, 0 if none; SignalText is it as written
 	// (without the dash).
@@ -149,6 +152,9 @@ var (
 	flagMaxRestarts    = &valueFlag{StringFlag: &cli.StringFlag{Name: "max-restarts", Usage: "with --on-exit=restart, a node that exits again after `N` restarts within --restart-window is fatal: left down, its exit status the run's", DefaultText: "no limit"}, set: setMaxRestarts}
 	flagRestartWindow  = duration(cli.StringFlag{Name: "restart-window", Usage: "the `DURATION` --max-restarts counts restarts in", DefaultText: "1m"}, func(f *flags) *time.Duration { return &f.RestartWindow })
 	flagHealth         = text(cli.StringFlag{Name: "health", Usage: "serve /readyz, /livez and /metrics (Prometheus) on `ADDRESS:PORT` (numeric or localhost) or :PORT"}, func(f *flags) *string { return &f.Health })
+	flagLive           = text(cli.StringFlag{Name: "live", Usage: "check each running node's liveness with `CHECK` (tcp:, http:, exec:, file:; %-letters expanded) every --live-interval"}, func(f *flags) *string { return &f.Live })
+	flagLiveInterval   = duration(cli.StringFlag{Name: "live-interval", Usage: "run --live every `DURATION`", DefaultText: "10s"}, func(f *flags) *time.Duration { return &f.LiveInterval })
+	flagLiveFailures   = &valueFlag{StringFlag: &cli.StringFlag{Name: "live-failures", Usage: "a node failing --live `N` times in a row is stopped, and --on-exit applies (restart: it is restarted)", DefaultText: "3"}, set: setLiveFailures}
 	flagReadyTimeout   = duration(cli.StringFlag{Name: "ready-timeout", Usage: "with --ready, a node not ready after `DURATION` is FAILED and stopped", DefaultText: "60s"}, func(f *flags) *time.Duration { return &f.ReadyTimeout })
 	flagLockTimeout    = duration(cli.StringFlag{Name: "lock-timeout", Usage: "with --self-lock, wait up to `DURATION` for the node to lock its pidfile, then kill it", DefaultText: "10s"}, func(f *flags) *time.Duration { return &f.LockTimeout })
 
@@ -238,5 +244,19 @@ func setMaxRestarts(f *flags, v string) error {
 		return fmt.Errorf("--max-restarts wants a count of restarts from 1, not %q", v)
 	}
 	f.MaxRestarts = k
+	return nil
+}
+
+// setLiveFailures takes --live-failures's N, a count from 1.
+func setLiveFailures(f *flags, v string) error {
+	if v == "" {
+		f.LiveFailures = 0
+		return nil
+	}
+	k, err := strconv.Atoi(v)
+	if err != nil || k < 1 {
+		return fmt.Errorf("--live-failures wants a count from 1, not %q", v)
+	}
+	f.LiveFailures = k
 	return nil
 }

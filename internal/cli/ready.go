@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/multi-launcher/multi/multi"
+	"github.com/multi-launcher/multi/nodes"
 )
 
 // runReadyLog refuses a log: check under run without --logfile: run
@@ -45,4 +46,26 @@ func (o *output) readyText(s multi.Status) string {
 		return "; " + o.paint(green, s.Ready)
 	}
 	return "; " + o.paint(yellow, s.Ready) + ": " + s.ReadyErr.Error()
+}
+
+// checkLive refuses a --live check that is not a kind a running node can
+// be asked (tcp, http, exec, file), naming the node.
+func checkLive(cl *multi.Cluster, tmpl string) error {
+	if tmpl == "" {
+		return nil
+	}
+	for _, n := range cl.Nodes {
+		check, err := nodes.Expand(tmpl, n)
+		if err != nil {
+			return fmt.Errorf("%s: --live: %w", n.Name, err)
+		}
+		c, err := nodes.ParseReady(check)
+		if err != nil {
+			return fmt.Errorf("%s: --live: %w", n.Name, err)
+		}
+		if c.Kind != "tcp" && c.Kind != "http" && c.Kind != "exec" && c.Kind != "file" {
+			return fmt.Errorf("%s: --live=%s: a liveness check is tcp, http, exec or file (notify, fd and log are seen only at start)", n.Name, check)
+		}
+	}
+	return nil
 }

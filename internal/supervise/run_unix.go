@@ -204,6 +204,7 @@ func (r *run) loop(ctx context.Context) {
 		rn.starting = true
 	}
 	r.publish()
+	r.startLive()
 	outs := r.startAll(ctx)
 	// Every success first, so that a failure's stop sees them all.
 	for pass := 0; pass < 2; pass++ {

@@ -66,6 +66,12 @@ type Options struct {
 	// MaxRestarts+1-th time within RestartWindow fatal: left down.
 	MaxRestarts   int
 	RestartWindow time.Duration
+	// Live, if not "", is a liveness check template (tcp, http, exec,
+	// file; see LiveCheck) run every LiveInterval on each running node;
+	// LiveFailures failures in a row stop the node, and OnExit applies.
+	Live         string
+	LiveInterval time.Duration
+	LiveFailures int
 	// Health, if not "", is the ADDRESS:PORT (or :PORT) the health
 	// endpoints are served on: /readyz, /livez, /metrics.
 	Health string
