@@ -2,7 +2,9 @@ package cli
 
 import (
 	"fmt"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
@@ -68,4 +70,28 @@ func checkLive(cl *multi.Cluster, tmpl string) error {
 		}
 	}
 	return nil
+}
+
+// readyWaits reports whether verb's start waits for readiness checks.
+func readyWaits(verb string, ns []nodes.Node) bool {
+	if verb != "start" && verb != "restart" {
+		return false
+	}
+	for _, n := range ns {
+		if n.Ready != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// readyText is the progress line while start waits for readiness: the
+// nodes still waited for, in the set's order.
+func (p *progressLine) readyText(now time.Time) string {
+	names := make([]string, 0, len(p.left))
+	for n := range p.left {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return p.index[names[i]] < p.index[names[j]] })
+	return fmt.Sprintf("%s: %d/%d ready, %.0fs; waiting for %s", p.verb, p.done, p.total, now.Sub(p.begin).Seconds(), strings.Join(names, " "))
 }

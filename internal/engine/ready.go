@@ -72,7 +72,9 @@ func (c *Set) readyWait(ctx context.Context, results []Result, ss []*started) fu
 func (c *Set) awaitReady(ctx context.Context, n nodes.Node, s *started) error {
 	ch := s.child
 	timeout := c.readyTimeout()
-	deadline := ch.Born().Add(timeout)
+	// From now, not from the spawn: a standby node (run --wait-for-lock)
+	// may have waited long for its lock.
+	deadline := time.Now().Add(timeout)
 	p, err := ready.NewProbe(n, c.nodeEnv(n), ch.LogOffset())
 	if err != nil {
 		return fmt.Errorf("%w; %s", err, ch.Stop(unreadyGrace))
