@@ -88,6 +88,7 @@ func (c *Set) awaitReady(ctx context.Context, n nodes.Node, s *started) error {
 	switch c := p.Check(); {
 	case s.notify != nil:
 		s.notify.Watch(ch.PID())
+		defer s.notify.Close() // as soon as it is over, not after the last node
 		said = s.notify
 	case ch.ReadyPipe() != nil:
 		defer ch.ReadyPipe().Close()
@@ -116,7 +117,13 @@ func (c *Set) awaitReady(ctx context.Context, n nodes.Node, s *started) error {
 			cancel()
 		}
 		if last == nil {
-			return nil // finishStart checks the lock once more
+			// Its lock checked now, each node as it is ready, rather than
+			// all of them after the last: start returns sooner.
+			if err := ch.Recheck(); err != nil {
+				return fmt.Errorf("%w (%s): %w", ready.ErrNotReady, n.Ready, err)
+			}
+			s.checked = true
+			return nil
 		}
 		if ch.Exited() {
 			if err := ch.Recheck(); err != nil {

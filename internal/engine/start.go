@@ -119,6 +119,7 @@ type started struct {
 	// its readiness check did not pass.
 	notify   *ready.Notify
 	readyErr error
+	checked  bool // its lock confirmed once it was ready
 }
 
 // finishStart checks a spawned node again once the settle window is over
@@ -133,7 +134,7 @@ func (c *Set) finishStart(r *Result, s *started, verb string) {
 		r.fail("start", s.readyErr)
 		return
 	}
-	if c.settle() > 0 || r.Node.Ready != "" {
+	if !s.checked && (c.settle() > 0 || r.Node.Ready != "") {
 		if err := ch.Recheck(); err != nil {
 			s.undo()
 			r.fail("start", err)

@@ -27,6 +27,7 @@ type Notify struct {
 	name string
 	wake chan struct{}
 
+	closed sync.Once
 	mu     sync.Mutex
 	ready  bool
 	status string
@@ -156,8 +157,10 @@ func (n *Notify) take(msg string) {
 	}
 }
 
-// Close closes the socket and removes it.
+// Close closes the socket and removes it; again, it does nothing.
 func (n *Notify) Close() {
-	n.f.Close()
-	nodes.RemoveIn(n.dir, n.name)
+	n.closed.Do(func() {
+		n.f.Close()
+		nodes.RemoveIn(n.dir, n.name)
+	})
 }
