@@ -50,6 +50,8 @@ func fakeNode() {
 	closeLockOn := fs.String("close-lock-on", "", "close the inherited pidfile descriptor once this file exists")
 	lockOn := fs.String("lock", "", "hold a lock that is not a node's on this file")
 	lockKind := fs.String("lock-kind", "read", "the -lock: read, ofd or range")
+	listen := fs.String("listen", "", "listen on this TCP address after -listen-after (a readiness check's server)")
+	listenAfter := fs.Duration("listen-after", 0, "with -listen: how long to wait first")
 	fs.Parse(os.Args[1:])
 
 	if *count != "" {
@@ -119,6 +121,9 @@ func fakeNode() {
 	}
 	if *ready != "" {
 		writeFile(*ready, "ready\n")
+	}
+	if *listen != "" {
+		go listenLater(*listen, *listenAfter)
 	}
 	deadline := time.After(*max)
 	for {

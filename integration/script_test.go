@@ -151,6 +151,9 @@ func scriptParams(t *testing.T) testscript.Params {
 			case "pidns":
 				// Pid 1 of a private pid namespace: TestPidNamespace.
 				return os.Getpid() == 1 && os.Getenv(nsUnitEnv) != "", nil
+			case "celery":
+				// A python3 that imports celery (Debian's python3-celery).
+				return exec.Command(celeryPython, "-c", "import celery").Run() == nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

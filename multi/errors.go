@@ -23,6 +23,7 @@ var (
 	ErrTaskLimit            = launch.ErrTaskLimit            // no process or thread could be made (RLIMIT_NPROC, pids.max)
 	ErrHolderMismatch       = pin.ErrHolderMismatch          // the lock holder is not the process the record names: not signalled
 	ErrLost                 = engine.ErrLost                 // the process the record names runs without its lock (see [LostError])
+	ErrNotReady             = engine.ErrNotReady             // start: the node exited, or was stopped, before it passed its readiness check
 	// ErrDuplicateNode: two nodes of one Cluster share a name or a
 	// pidfile; every verb but Status refuses the whole set.
 	ErrDuplicateNode = engine.ErrDuplicateNode

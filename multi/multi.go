@@ -102,6 +102,12 @@ type Cluster struct {
 	// exit status and last log lines. It runs once per batch. 0 means
 	// [DefaultSettle]; negative means none.
 	Settle time.Duration
+	// ReadyTimeout bounds how long Start and Restart wait for a node with
+	// a readiness check ([nodes.Node.Ready]) to pass it; such a node has
+	// no settle window: Start returns for it the moment it is ready, fails
+	// it at once if it exits, and stops it (TERM, KILL after 10 s) and
+	// fails it ([ErrNotReady]) if not ready in time. 0 means 60 s.
+	ReadyTimeout time.Duration
 	// Env is the nodes' environment; nil means this process's. Each
 	// node's own [nodes.Node.Env] entries are added over it. A command
 	// without a slash is looked up as os/exec does, on Env's PATH if it

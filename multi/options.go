@@ -50,8 +50,13 @@ type RestartOptions struct {
 	Stop StopOptions
 	// Rolling restarts one node at a time, in order: each is stopped,
 	// started again and confirmed up (holding its lock, past the settle
-	// window) before the next is signalled, so that no two nodes are down
+	// window, or passing its readiness check) before the next is signalled, so that no two nodes are down
 	// at once. Without it Restart signals every node and starts each again
 	// the moment it is down.
 	Rolling bool
+	// MaxUnavailable, with Rolling, lets up to that many nodes be down at
+	// once: each group of MaxUnavailable nodes is stopped, and each node
+	// started again and (with a readiness check) ready, before the next
+	// group goes down. 0 or 1 means one at a time.
+	MaxUnavailable int
 }

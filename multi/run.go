@@ -1,6 +1,7 @@
 package multi
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -107,6 +108,26 @@ type RunOptions struct {
 	// kernel (F_SETLKW) and takes the node over the moment the holder
 	// dies. The run is ready only once every node holds its lock.
 	WaitForLock bool
+	// MaxRestarts, if above 0, limits restarts (OnExit [RestartNode]): a
+	// node that exits again after MaxRestarts restarts within
+	// RestartWindow (0 means 1 min) is fatal: left down, its exit status
+	// the run's, the other nodes running on.
+	MaxRestarts   int
+	RestartWindow time.Duration
+	// Live, if not "", is a liveness check (tcp:, http:, exec:, file:,
+	// as [nodes.ParseReady]; %-letters expanded per node) run on each
+	// running node every LiveInterval (0: 10 s); a node failing it
+	// LiveFailures times in a row (0: 3) is stopped (its stop signal),
+	// and OnExit then applies to it.
+	Live         string
+	LiveInterval time.Duration
+	LiveFailures int
+	// Health, if not "", is where Run serves /readyz (200 once every
+	// node is ready), /livez (200 unless a node is fatal or the run
+	// stops) and /metrics (the Prometheus text format: up, ready,
+	// restarts, exits, start time and last exit status per node):
+	// ADDRESS:PORT, numeric or localhost, or :PORT for every address.
+	Health string
 }
 
 func (o RunOptions) backoff() (first, max time.Duration) {
@@ -157,6 +178,8 @@ func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 		Signal: set.Signal(), Timeout: o.Stop.Timeout, Group: o.Stop.Group,
 		RunDir: set.Dir(), ReadyFile: o.ReadyFile, NotifySocket: o.NotifySocket,
 		AllowShared: c.AllowSharedFolders, WaitForLock: o.WaitForLock,
+		MaxRestarts: o.MaxRestarts, RestartWindow: cmp.Or(o.RestartWindow, time.Minute), Health: o.Health,
+		Live: o.Live, LiveInterval: cmp.Or(o.LiveInterval, 10*time.Second), LiveFailures: cmp.Or(o.LiveFailures, 3),
 		Log: o.Log, Stdout: o.Stdout, Stderr: o.Stderr,
 	})
 	if last == nil {

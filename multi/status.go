@@ -21,6 +21,14 @@ type Status struct {
 	// go of its lock and is exiting (State is Absent or Stale): the node
 	// is on its way out, not lost.
 	Stopping int
+	// Ready is the readiness of a running node with a check
+	// ([nodes.Node.Ready]), which Status runs (at most 500 ms each, all
+	// at once): "ready", "starting" (failing, but younger than
+	// [Cluster.ReadyTimeout]) or "unready", with ReadyErr saying why; ""
+	// for a node without a check or not running. Checks that only a
+	// start can see pass (notify, fd:N, log) count a running node ready.
+	Ready    string
+	ReadyErr error
 	// Err is set when the pidfile could not be inspected, or is locked by
 	// something that is not a node (State [pidfile.Foreign]; Err then
 	// matches [pidfile.ErrForeignLock]).
@@ -60,6 +68,8 @@ type statusJSON struct {
 	Lost     *LostError `json:",omitempty"`
 	Stopping int        `json:",omitempty"`
 	Err      string     `json:",omitempty"`
+	Ready    string     `json:",omitempty"`
+	ReadyErr string     `json:",omitempty"`
 }
 
 // MarshalJSON encodes s with its state as a word and its errors as their
@@ -67,7 +77,7 @@ type statusJSON struct {
 func (s Status) MarshalJSON() ([]byte, error) {
 	return json.Marshal(statusJSON{Node: s.Node, Path: s.Path, State: s.State, PID: s.PID,
 		LockErr: errText(s.LockErr), FilePID: s.FilePID, FileErr: errText(s.FileErr),
-		Lost: s.Lost, Stopping: s.Stopping, Err: errText(s.Err)})
+		Lost: s.Lost, Stopping: s.Stopping, Err: errText(s.Err), Ready: s.Ready, ReadyErr: errText(s.ReadyErr)})
 }
 
 // UnmarshalJSON decodes what MarshalJSON encodes. The errors come back
@@ -79,7 +89,7 @@ func (s *Status) UnmarshalJSON(b []byte) error {
 	}
 	*s = Status{Node: j.Node, Info: pidfile.Info{Path: j.Path, State: j.State, PID: j.PID,
 		LockErr: textErr(j.LockErr), FilePID: j.FilePID, FileErr: textErr(j.FileErr)},
-		Lost: j.Lost, Stopping: j.Stopping, Err: textErr(j.Err)}
+		Lost: j.Lost, Stopping: j.Stopping, Err: textErr(j.Err), Ready: j.Ready, ReadyErr: textErr(j.ReadyErr)}
 	return nil
 }
 

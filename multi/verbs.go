@@ -60,7 +60,7 @@ func (c *Cluster) Send(ctx context.Context, sig syscall.Signal, o StopOptions) (
 // come up again halts the roll. The nodes get c.Env and their own
 // recorded [nodes.Node.Env] entries.
 func (c *Cluster) Restart(ctx context.Context, o RestartOptions) ([]Result, error) {
-	return results(c.set().Restart(ctx, engine.RestartOptions{Stop: o.Stop.engine(), Rolling: o.Rolling}))
+	return results(c.set().Restart(ctx, engine.RestartOptions{Stop: o.Stop.engine(), Rolling: o.Rolling, MaxUnavailable: o.MaxUnavailable}))
 }
 
 // Status inspects every node's pidfile, changing nothing but this: the
@@ -72,7 +72,7 @@ func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
 	out := make([]Status, len(st))
 	var errs []error
 	for i, s := range st {
-		out[i] = Status{Node: s.Node, Info: s.Info, Stopping: s.Stopping, Err: nodeErr(s.Err)}
+		out[i] = Status{Node: s.Node, Info: s.Info, Stopping: s.Stopping, Err: nodeErr(s.Err), Ready: s.Ready, ReadyErr: s.ReadyErr}
 		if s.Lost != nil {
 			out[i].Lost = &LostError{PID: s.Lost.PID, Started: s.Lost.Started, Start: s.Lost.Start}
 		}
@@ -110,7 +110,7 @@ func (c *Cluster) Only(names ...string) (*Cluster, error) {
 func (c *Cluster) sub(ns []nodes.Node) *Cluster {
 	// Field by field: a Cluster holds a lock and is not copied whole.
 	return &Cluster{Nodes: ns, RunDir: c.RunDir, Progress: c.Progress, LockTimeout: c.LockTimeout,
-		Detach: c.Detach, Settle: c.Settle, Env: c.Env, AllowSharedFolders: c.AllowSharedFolders}
+		Detach: c.Detach, Settle: c.Settle, ReadyTimeout: c.ReadyTimeout, Env: c.Env, AllowSharedFolders: c.AllowSharedFolders}
 }
 
 // set is the engine's view of c, for one call: c's settings, and c's
@@ -118,7 +118,7 @@ func (c *Cluster) sub(ns []nodes.Node) *Cluster {
 // the verbs that run at once on c.
 func (c *Cluster) set() *engine.Set {
 	s := &engine.Set{Nodes: c.Nodes, RunDir: c.RunDir, LockTimeout: c.LockTimeout, Detach: c.Detach,
-		Settle: c.Settle, Env: c.Env, AllowSharedFolders: c.AllowSharedFolders, Mu: &c.progressMu}
+		Settle: c.Settle, ReadyTimeout: c.ReadyTimeout, Env: c.Env, AllowSharedFolders: c.AllowSharedFolders, Mu: &c.progressMu}
 	if s.Settle == 0 {
 		s.Settle = DefaultSettle
 	}

@@ -110,6 +110,10 @@ type Node struct {
 	// instead of multi's exec step locking it before the exec; start then
 	// waits for the node to take the lock.
 	SelfLock bool
+	// Ready is the node's readiness check, expanded ([ParseReady] says
+	// its kinds); "" for none. Start waits until it passes; it is
+	// recorded, so that restart and status use it again.
+	Ready string
 
 	// recorded is the process the node's record named when Spec.Resolve
 	// read it, if the node's pidfile is the record's (see Recorded).

@@ -31,7 +31,8 @@ type record struct {
 	PidFile string   `json:"pidfile"`
 	LogFile string   `json:"logfile"`
 	// SelfLock: the node locks its pidfile itself.
-	SelfLock bool `json:"self_lock,omitempty"`
+	SelfLock bool   `json:"self_lock,omitempty"`
+	Ready    string `json:"ready,omitempty"`
 	// PID and StartTicks: the process that runs the node (see [Started]).
 	PID        int    `json:"pid,omitempty"`
 	StartTicks uint64 `json:"start_ticks,omitempty"`
@@ -161,7 +162,7 @@ func WriteRecordStarted(rundir string, n Node, s Started) error {
 var ErrRecordTooLarge = errors.New("record too large")
 
 func marshalRecord(n Node, s Started) ([]byte, error) {
-	return json.MarshalIndent(record{n.Name, n.Host, n.Index, n.Command, n.Options, n.Dir, n.Env, n.PidFile, n.LogFile, n.SelfLock, s.PID, s.StartTicks, s.PidfdIno}, "", "  ")
+	return json.MarshalIndent(record{n.Name, n.Host, n.Index, n.Command, n.Options, n.Dir, n.Env, n.PidFile, n.LogFile, n.SelfLock, n.Ready, s.PID, s.StartTicks, s.PidfdIno}, "", "  ")
 }
 
 func tooLarge(n Node, path string, size int) error {
@@ -227,7 +228,7 @@ func readRecord(d *safefs.Folder, rundir, name string) (Node, record, error) {
 		return Node{}, record{}, fmt.Errorf("record %s: name, pidfile, logfile or command missing or not valid", path)
 	}
 	return Node{Name: r.Name, Host: r.Host, Index: r.Index, Command: r.Command, Options: r.Options,
-		Dir: r.Dir, Env: r.Env, PidFile: r.PidFile, LogFile: r.LogFile, SelfLock: r.SelfLock,
+		Dir: r.Dir, Env: r.Env, PidFile: r.PidFile, LogFile: r.LogFile, SelfLock: r.SelfLock, Ready: r.Ready,
 		recorded: r.started()}, r, nil
 }
 
@@ -384,7 +385,7 @@ func (s Spec) Resolve() ([]Node, error) {
 		if len(s.Command) > 0 {
 			continue
 		}
-		ns[i].Dir, ns[i].SelfLock = rec.Dir, rec.SelfLock || s.SelfLock
+		ns[i].Dir, ns[i].SelfLock, ns[i].Ready = rec.Dir, rec.SelfLock || s.SelfLock, orString(ns[i].Ready, rec.Ready)
 		if len(s.Env) == 0 {
 			ns[i].Env = rec.Env
 		}

@@ -55,6 +55,9 @@ type Spec struct {
 	// Env sets [Node.Env] on every node: KEY=VALUE entries, recorded. On
 	// a restart without a command, none means the recorded ones.
 	Env []string
+	// Ready is the readiness check template of every node ([Node.Ready]);
+	// a NodeFiles entry named "ready" gives some nodes their own.
+	Ready string
 	// Skipped, if not nil, is called by [Spec.Resolve] with each record
 	// it cannot read (a warning to give): the record is taken as absent,
 	// so that one bad record leaves the others usable.
@@ -209,9 +212,10 @@ func (s Spec) nodesFrom(first int) ([]Node, []given, error) {
 	opts := make([][]Option, len(out))
 	pidT := make([]string, len(out))
 	logT := make([]string, len(out))
+	readyT := make([]string, len(out))
 	explicit := make([]given, len(out))
 	for i := range out {
-		pidT[i], logT[i] = s.PidFile, s.LogFile
+		pidT[i], logT[i], readyT[i] = s.PidFile, s.LogFile, s.Ready
 		explicit[i] = given{s.PidFile != "", s.LogFile != ""}
 		if pidT[i] == "" {
 			pidT[i] = filepath.Join(escapePercent(rundir), "%n.pid")
@@ -231,6 +235,8 @@ func (s Spec) nodesFrom(first int) ([]Node, []given, error) {
 				pidT[i], explicit[i].pidfile = o.Value, true
 			case "logfile":
 				logT[i], explicit[i].logfile = o.Value, true
+			case "ready":
+				readyT[i] = o.Value
 			default:
 				return nil, nil, fmt.Errorf("%w: --%s cannot be given per node", ErrBadScope, o.Name)
 			}
@@ -267,6 +273,9 @@ func (s Spec) nodesFrom(first int) ([]Node, []given, error) {
 			return nil, nil, err
 		}
 		if n.LogFile, err = expandPath(logT[i], *n, base); err != nil {
+			return nil, nil, err
+		}
+		if n.Ready, err = expandReady(readyT[i], *n); err != nil {
 			return nil, nil, err
 		}
 		for _, a := range s.Command {

@@ -71,11 +71,35 @@ func TestKubernetesDeployment(t *testing.T) {
 	} else if time.Duration(*g)*time.Second <= timeout {
 		t.Errorf("terminationGracePeriodSeconds %d does not exceed --timeout %s", *g, timeout)
 	}
-	if c.LivenessProbe == nil || c.LivenessProbe.Exec == nil || c.LivenessProbe.Exec.Command[0] != "multi" {
-		t.Errorf("liveness probe %+v; want multi status", c.LivenessProbe)
+	// The probes ask multi run's health endpoints, on the port its
+	// --health flag serves.
+	port := 0
+	for _, a := range c.Args {
+		if v, ok := strings.CutPrefix(a, "--health="); ok {
+			p, err := strconv.Atoi(v[strings.LastIndexByte(v, ':')+1:])
+			if err != nil {
+				t.Fatalf("--health=%s: %v", v, err)
+			}
+			port = p
+		}
 	}
-	if c.ReadinessProbe == nil || c.ReadinessProbe.Exec == nil {
-		t.Errorf("readiness probe %+v; want the ready file", c.ReadinessProbe)
+	if port == 0 {
+		t.Fatalf("no --health=ADDRESS:PORT in %q", c.Args)
+	}
+	for _, p := range []struct {
+		name, path string
+		probe      *corev1.Probe
+	}{{"liveness", "/livez", c.LivenessProbe}, {"readiness", "/readyz", c.ReadinessProbe}} {
+		if p.probe == nil || p.probe.HTTPGet == nil || p.probe.HTTPGet.Path != p.path || p.probe.HTTPGet.Port.IntValue() != port {
+			t.Errorf("%s probe %+v; want httpGet %s on port %d (--health)", p.name, p.probe, p.path, port)
+		}
+	}
+	exposed := false
+	for _, cp := range c.Ports {
+		exposed = exposed || int(cp.ContainerPort) == port
+	}
+	if !exposed {
+		t.Errorf("containerPort %d (--health) not declared", port)
 	}
 	// The pidfiles live in a folder multi makes in an emptyDir (which is
 	// world-writable, refused as a rundir), mounted at $MULTI_RUNDIR's

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -37,6 +38,21 @@ type flags struct {
 	ReadyFile string
 	// Env holds every --env, in order.
 	Env []string
+	// Ready is --ready, the nodes' readiness check; ReadyTimeout is 0
+	// when not given.
+	Ready        string
+	ReadyTimeout time.Duration
+	// ReadyOnly is status's --ready.
+	ReadyOnly bool
+	// MaxUnavailable is restart's --max-unavailable, 0 when not given;
+	// MaxRestarts and RestartWindow run's crash-loop limit.
+	MaxUnavailable, MaxRestarts int
+	RestartWindow               time.Duration
+	// Health is run's --health; Live, LiveInterval and LiveFailures its
+	// liveness check (0 when not given).
+	Health, Live string
+	LiveInterval time.Duration
+	LiveFailures int
 
 	// Signal is the -SIGNAL given, 0 if none; SignalText is it as written
 	// (without the dash).
@@ -130,9 +146,19 @@ var (
 	flagFollow  = boolean(cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing what is appended, until interrupted"}, func(f *flags) *bool { return &f.Follow })
 	flagLines   = &valueFlag{StringFlag: &cli.StringFlag{Name: "lines", Aliases: []string{"n"}, Usage: "print the last `N` lines of each logfile (all: the whole file)", Value: "10"}, set: setLines}
 
-	flagEnv         = &valueFlag{StringFlag: &cli.StringFlag{Name: "env", Usage: "add `KEY=VALUE` to the nodes' environment (give it again for more); recorded, so restart passes it again"}, set: func(f *flags, v string) error { f.Env = append(f.Env, v); return nil }, many: true}
-	flagSelfLock    = boolean(cli.BoolFlag{Name: "self-lock", Usage: "the node locks its own pidfile (its path is in $MULTI_PIDFILE); start waits for it to"}, func(f *flags) *bool { return &f.SelfLock })
-	flagLockTimeout = duration(cli.StringFlag{Name: "lock-timeout", Usage: "with --self-lock, wait up to `DURATION` for the node to lock its pidfile, then kill it", DefaultText: "10s"}, func(f *flags) *time.Duration { return &f.LockTimeout })
+	flagEnv            = &valueFlag{StringFlag: &cli.StringFlag{Name: "env", Usage: "add `KEY=VALUE` to the nodes' environment (give it again for more); recorded, so restart passes it again"}, set: func(f *flags, v string) error { f.Env = append(f.Env, v); return nil }, many: true}
+	flagSelfLock       = boolean(cli.BoolFlag{Name: "self-lock", Usage: "the node locks its own pidfile (its path is in $MULTI_PIDFILE); start waits for it to"}, func(f *flags) *bool { return &f.SelfLock })
+	flagReady          = perNode(text(cli.StringFlag{Name: "ready", Usage: "start waits until each node passes `CHECK`: " + nodes.ReadyKinds + " (%-letters expanded); recorded; per node: --ready:w1=CHECK"}, func(f *flags) *string { return &f.Ready }))
+	flagStatusReady    = boolean(cli.BoolFlag{Name: "ready", Usage: "exit 0 only when every node is running and passes its readiness check (a probe); 1 otherwise"}, func(f *flags) *bool { return &f.ReadyOnly })
+	flagMaxUnavailable = &valueFlag{StringFlag: &cli.StringFlag{Name: "max-unavailable", Usage: "with --rolling, restart `K` nodes at a time (each group up, and ready, before the next goes down)", DefaultText: "1"}, set: setMaxUnavailable}
+	flagMaxRestarts    = &valueFlag{StringFlag: &cli.StringFlag{Name: "max-restarts", Usage: "with --on-exit=restart, a node that exits again after `N` restarts within --restart-window is fatal: left down, its exit status the run's", DefaultText: "no limit"}, set: setMaxRestarts}
+	flagRestartWindow  = duration(cli.StringFlag{Name: "restart-window", Usage: "the `DURATION` --max-restarts counts restarts in", DefaultText: "1m"}, func(f *flags) *time.Duration { return &f.RestartWindow })
+	flagHealth         = text(cli.StringFlag{Name: "health", Usage: "serve /readyz, /livez and /metrics (Prometheus) on `ADDRESS:PORT` (numeric or localhost) or :PORT"}, func(f *flags) *string { return &f.Health })
+	flagLive           = text(cli.StringFlag{Name: "live", Usage: "check each running node's liveness with `CHECK` (tcp:, http:, exec:, file:; %-letters expanded) every --live-interval"}, func(f *flags) *string { return &f.Live })
+	flagLiveInterval   = duration(cli.StringFlag{Name: "live-interval", Usage: "run --live every `DURATION`", DefaultText: "10s"}, func(f *flags) *time.Duration { return &f.LiveInterval })
+	flagLiveFailures   = &valueFlag{StringFlag: &cli.StringFlag{Name: "live-failures", Usage: "a node failing --live `N` times in a row is stopped, and --on-exit applies (restart: it is restarted)", DefaultText: "3"}, set: setLiveFailures}
+	flagReadyTimeout   = duration(cli.StringFlag{Name: "ready-timeout", Usage: "with --ready, a node not ready after `DURATION` is FAILED and stopped", DefaultText: "60s"}, func(f *flags) *time.Duration { return &f.ReadyTimeout })
+	flagLockTimeout    = duration(cli.StringFlag{Name: "lock-timeout", Usage: "with --self-lock, wait up to `DURATION` for the node to lock its pidfile, then kill it", DefaultText: "10s"}, func(f *flags) *time.Duration { return &f.LockTimeout })
 
 	flagPrefix      = text(cli.StringFlag{Name: "prefix", Usage: "put `TEXT` before every node name given (not counted ones)"}, func(f *flags) *string { return &f.Prefix })
 	flagSuffix      = &valueFlag{StringFlag: &cli.StringFlag{Name: "suffix", Usage: "`HOST` part of full names, as celery's --suffix (\"\" for none); wins over --hostname"}, set: func(f *flags, v string) error { f.Suffix = &v; return nil }}
@@ -198,3 +224,45 @@ func setOnExit(f *flags, v string) error {
 // flagAll: without names, every recorded node rather than this project's
 // (the nodes started in this working folder).
 var flagAll = boolean(cli.BoolFlag{Name: "all", Usage: "without NODES, every recorded node, not only those started in this working folder (this project's)"}, func(f *flags) *bool { return &f.All })
+
+// setMaxUnavailable takes --max-unavailable's K, a count from 1.
+func setMaxUnavailable(f *flags, v string) error {
+	if v == "" {
+		f.MaxUnavailable = 0
+		return nil
+	}
+	k, err := strconv.Atoi(v)
+	if err != nil || k < 1 {
+		return fmt.Errorf("--max-unavailable wants a count of nodes from 1, not %q", v)
+	}
+	f.MaxUnavailable = k
+	return nil
+}
+
+// setMaxRestarts takes --max-restarts's N, a count from 1.
+func setMaxRestarts(f *flags, v string) error {
+	if v == "" {
+		f.MaxRestarts = 0
+		return nil
+	}
+	k, err := strconv.Atoi(v)
+	if err != nil || k < 1 {
+		return fmt.Errorf("--max-restarts wants a count of restarts from 1, not %q", v)
+	}
+	f.MaxRestarts = k
+	return nil
+}
+
+// setLiveFailures takes --live-failures's N, a count from 1.
+func setLiveFailures(f *flags, v string) error {
+	if v == "" {
+		f.LiveFailures = 0
+		return nil
+	}
+	k, err := strconv.Atoi(v)
+	if err != nil || k < 1 {
+		return fmt.Errorf("--live-failures wants a count from 1, not %q", v)
+	}
+	f.LiveFailures = k
+	return nil
+}

@@ -212,32 +212,36 @@ func (o *output) describe(n nodes.Node) {
 // function that clears the line. It sets c.Progress, and so.Signalled for
 // a verb that waits.
 func (o *output) progress(verb string, waits bool, c *multi.Cluster, so *multi.StopOptions) (clear func()) {
-	if !o.tty || o.dumb || o.json || o.quiet || (!waits && len(c.Nodes) < 2) {
+	readyWait := readyWaits(verb, c.Nodes)
+	if !o.tty || o.dumb || o.json || o.quiet || (!waits && !readyWait && len(c.Nodes) < 2) {
 		return func() {}
 	}
 	p := &progressLine{w: o.w, verb: verb, waits: waits, total: len(c.Nodes), width: o.width, begin: time.Now(),
-		pending: map[string]pendingNode{}, index: map[string]int{}}
+		pending: map[string]pendingNode{}, index: map[string]int{}, readyWait: readyWait, left: map[string]bool{}}
 	if p.width <= 0 {
 		p.width = 80
 	}
 	for i, n := range c.Nodes {
-		p.index[n.Name] = i
+		p.index[n.Name], p.left[n.Name] = i, true
 	}
 	c.Progress = func(r multi.Result) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.done++
 		delete(p.pending, r.Node.Name)
+		delete(p.left, r.Node.Name)
 		p.draw(false)
 	}
-	if !waits {
+	if !waits && !readyWait {
 		return p.clear
 	}
-	so.Signalled = func(r multi.Result) {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		p.pending[r.Node.Name] = pendingNode{pid: r.PID, since: time.Now()}
-		p.draw(false)
+	if waits {
+		so.Signalled = func(r multi.Result) {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.pending[r.Node.Name] = pendingNode{pid: r.PID, since: time.Now()}
+			p.draw(false)
+		}
 	}
 	p.mu.Lock()
 	p.draw(true) // at once: what is about to happen
@@ -278,6 +282,10 @@ type progressLine struct {
 	shown       bool
 	pending     map[string]pendingNode // signalled, not yet done
 	index       map[string]int         // a node's place in the set
+	// readyWait: start waits for readiness checks; left holds the nodes
+	// not yet done.
+	readyWait bool
+	left      map[string]bool
 }
 
 type pendingNode struct {
@@ -297,6 +305,9 @@ func (p *progressLine) draw(force bool) {
 }
 
 func (p *progressLine) text(now time.Time) string {
+	if p.readyWait && p.done < p.total && (!p.waits || len(p.pending) == 0) {
+		return p.readyText(now)
+	}
 	if !p.waits || p.done == p.total {
 		word := map[string]string{"start": "started", "stop": "signalled", "stopwait": "stopped",
 			"kill": "killed", "restart": "restarted"}[p.verb]

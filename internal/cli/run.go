@@ -38,14 +38,22 @@ STOPPING=1 go to $NOTIFY_SOCKET (systemd Type=notify).
    multi run 4 --on-exit=restart --ready-file=/tmp/ready -- app
    multi run w1 --wait-for-lock --pidfile=/shared/%n.pid -- app`,
 		Flags: common(flagPidfile, flagLogfile, flagRundir, flagRunTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagEnv,
-			flagOnExit, flagReadyFile, flagWaitForLock, flagBackoff),
+			flagOnExit, flagReadyFile, flagWaitForLock, flagBackoff, flagReady, flagReadyTimeout, flagMaxRestarts, flagRestartWindow, flagHealth, flagLive, flagLiveInterval, flagLiveFailures),
 	}, runGrammar, func(c *cli.Context, a *call) (int, error) {
 		c.App.Metadata[ownSignals] = true
 		cl, err := cluster(c, a)
 		if err != nil {
 			return exitUsage, err
 		}
+		if err := runReadyLog(cl, a); err != nil {
+			return exitUsage, usage(c, err)
+		}
+		if err := checkLive(cl, a.Live); err != nil {
+			return exitUsage, usage(c, err)
+		}
 		opts := multi.RunOptions{Stop: stopOptions(a), ReadyFile: a.ReadyFile, WaitForLock: a.WaitForLock, OnExit: a.OnExit, Backoff: a.Backoff,
+			MaxRestarts: a.MaxRestarts, RestartWindow: a.RestartWindow, Health: a.Health,
+			Live: a.Live, LiveInterval: a.LiveInterval, LiveFailures: a.LiveFailures,
 			Log: c.App.ErrWriter}
 		if !logfileGiven(a) {
 			opts.Stdout, opts.Stderr = c.App.Writer, c.App.ErrWriter

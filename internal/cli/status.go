@@ -25,6 +25,9 @@ type statusJSON struct {
 	PidFile  string `json:"pidfile"`
 	LogFile  string `json:"logfile"`
 	Error    string `json:"error,omitempty"`
+	// Ready: ready, starting or unready, for a running node with a check.
+	Ready      string `json:"ready,omitempty"`
+	ReadyError string `json:"ready_error,omitempty"`
 }
 
 func statusCommand() *cli.Command {
@@ -45,7 +48,7 @@ pid is the lock holder as multi sees it, file_pid what the text says.
 
    multi status
    multi status w1 w2 --json`,
-		Flags: common(flagPidfile, flagLogfile, flagRundir, flagJSON, flagAll),
+		Flags: common(flagPidfile, flagLogfile, flagRundir, flagJSON, flagAll, flagStatusReady, flagReadyTimeout.help("a running node failing its check is starting while younger than `DURATION`, then unready", "60s")),
 	}, grammar{}, func(c *cli.Context, a *call) (int, error) {
 		cl, err := cluster(c, a)
 		if err != nil {
@@ -57,7 +60,7 @@ pid is the lock holder as multi sees it, file_pid what the text says.
 		} else {
 			markUnknown(sts, cl.RunDir)
 		}
-		code := statusCode(sts)
+		code := readyCode(a.ReadyOnly, statusCode(sts), sts)
 		o := newOutput(c, a)
 		switch {
 		case o.json:
@@ -65,7 +68,10 @@ pid is the lock holder as multi sees it, file_pid what the text says.
 			for i, s := range sts {
 				word, _ := stateWord(s)
 				out[i] = statusJSON{Name: s.Node.Name, FullName: s.Node.FullName(), State: word,
-					PID: s.PID, FilePID: s.FilePID, PidFile: s.Node.PidFile, LogFile: s.Node.LogFile}
+					PID: s.PID, FilePID: s.FilePID, PidFile: s.Node.PidFile, LogFile: s.Node.LogFile, Ready: s.Ready}
+				if s.ReadyErr != nil {
+					out[i].ReadyError = s.ReadyErr.Error()
+				}
 				if s.Err != nil {
 					out[i].Error = s.Err.Error()
 				} else if s.Lost != nil {
@@ -92,7 +98,7 @@ pid is the lock holder as multi sees it, file_pid what the text says.
 			}
 		default:
 			for _, s := range sts {
-				line := s.Node.Name + ": " + o.describeStatus(s)
+				line := s.Node.Name + ": " + o.describeStatus(s) + o.readyText(s)
 				if o.verbose {
 					line += fmt.Sprintf("  [%s; pidfile %s, logfile %s]", commandText(s.Node), nodes.Printable(s.Node.PidFile), nodes.Printable(s.Node.LogFile))
 				}
@@ -146,6 +152,9 @@ func (o *output) statusTable(sts []multi.Status, rundir string) {
 	}
 	for _, s := range sts {
 		state, color := stateWord(s)
+		if s.Ready != "" {
+			state = s.Ready // running, and how ready
+		}
 		if s.Lost != nil {
 			s.PID = s.Lost.PID
 		}

@@ -60,7 +60,7 @@ that is down. A node running another command than the one given: FAILED.
    multi start A B C D -c:1 4 -c:2-4 8 -- worker --name=%h
    multi start w1 --self-lock -- mygonode
    multi start`,
-		flags:   common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle, flagEnv, flagAll),
+		flags:   common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle, flagEnv, flagAll, flagReady, flagReadyTimeout),
 		grammar: grammar{forward: true, starts: true},
 		do:      start}
 	verbStop = lifecycle{name: "stop", usage: "send a signal (default TERM) and return",
@@ -109,7 +109,7 @@ this command's environment, not the one it was first started with.
    multi restart --rolling --timeout=30s
    multi restart w2 --timeout=10s
    multi restart w1 -c 8`,
-		flags:   common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagSettle, flagLost, flagRolling, flagEnv, flagAll),
+		flags:   common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagSettle, flagLost, flagRolling, flagEnv, flagAll, flagReady, flagReadyTimeout, flagMaxUnavailable),
 		grammar: grammar{signal: true, endsNodes: true, forward: true, starts: true},
 		do:      (*multi.Cluster).Restart}
 )
@@ -132,7 +132,7 @@ func (v lifecycle) run(c *cli.Context, a *call) (int, error) {
 		return exitUsage, err
 	}
 	o := newOutput(c, a)
-	opts := multi.RestartOptions{Stop: stopOptions(a), Rolling: a.Rolling}
+	opts := multi.RestartOptions{Stop: stopOptions(a), Rolling: a.Rolling || a.MaxUnavailable > 0, MaxUnavailable: a.MaxUnavailable}
 	done := o.progress(v.name, v.waits, cl, &opts.Stop)
 	results, err := v.do(cl, c.Context, opts)
 	done()
@@ -164,7 +164,7 @@ func cluster(c *cli.Context, a *call) (*multi.Cluster, error) {
 	}
 	// Detach: this process exits right after, and its nodes are reparented.
 	return &multi.Cluster{Nodes: ns, RunDir: rundir(a), Detach: true, AllowSharedFolders: a.AllowSharedFolders,
-		LockTimeout: a.LockTimeout, Settle: a.Settle}, nil
+		LockTimeout: a.LockTimeout, Settle: a.Settle, ReadyTimeout: a.ReadyTimeout}, nil
 }
 
 // stopOptions are the options of a call's stops, from its flags and its
@@ -196,6 +196,7 @@ func resolve(c *cli.Context, a *call) ([]nodes.Node, error) {
 		Command:     a.Command,
 		SelfLock:    a.SelfLock,
 		Env:         a.Env,
+		Ready:       a.Ready,
 
 		AllowSharedFolders: a.AllowSharedFolders,
 	}

@@ -46,7 +46,7 @@ func (c *Set) Restart(ctx context.Context, o RestartOptions) ([]Result, error) {
 		sub[k] = results[i]
 	}
 	if o.Rolling {
-		c.restartRolling(ctx, sub)
+		c.restartRolling(ctx, sub, max(1, o.MaxUnavailable))
 	} else {
 		c.restartEach(ctx, sub)
 	}
@@ -85,26 +85,38 @@ func (c *Set) restartEach(ctx context.Context, results []Result) {
 	starts.Wait()
 }
 
-// restartRolling restarts the nodes of results one at a time, each
-// confirmed up before the next is signalled.
-func (c *Set) restartRolling(ctx context.Context, results []Result) {
-	for i := range results {
-		one := results[i : i+1]
-		was := []bool{false}
-		c.stopWait(ctx, one, stopOpts{op: "restart", sig: c.signal(), timeout: c.stop.Timeout, was: was})
-		if one[0].Err != nil {
-			c.report(&one[0])
-		} else {
-			c.restartOne(ctx, one, was[0])
+// restartRolling restarts the nodes of results k at a time (one, without
+// --max-unavailable): each group stopped together, each of its nodes
+// started again (and ready, with a check) before the next group is
+// signalled.
+func (c *Set) restartRolling(ctx context.Context, results []Result, k int) {
+	for lo := 0; lo < len(results); lo += k {
+		group := results[lo:min(lo+k, len(results))]
+		was := make([]bool, len(group))
+		c.stopWait(ctx, group, stopOpts{op: "restart", sig: c.signal(), timeout: c.stop.Timeout, was: was})
+		var wg sync.WaitGroup
+		for i := range group {
+			if group[i].Err != nil {
+				c.report(&group[i])
+				continue
+			}
+			wg.Go(func() { c.restartOne(ctx, group[i:i+1], was[i]) })
 		}
-		if one[0].Err == nil {
+		wg.Wait()
+		halted := ""
+		for i := range group {
+			if group[i].Err != nil && halted == "" {
+				halted = group[i].Node.Name
+			}
+		}
+		if halted == "" {
 			continue
 		}
-		// Not up again: the rest stay as they are, so that no second
-		// node goes down.
-		for j := i + 1; j < len(results); j++ {
+		// Not up again: the rest stay as they are, so that no more
+		// nodes go down.
+		for j := lo + len(group); j < len(results); j++ {
 			r := &results[j]
-			r.fail("restart", fmt.Errorf("%w at %s", ErrRollingHalted, one[0].Node.Name))
+			r.fail("restart", fmt.Errorf("%w at %s", ErrRollingHalted, halted))
 			c.report(r)
 		}
 		return

@@ -28,6 +28,7 @@ type Set struct {
 	LockTimeout        time.Duration
 	Detach             bool
 	Settle             time.Duration
+	ReadyTimeout       time.Duration
 	Env                []string
 	AllowSharedFolders bool
 	// Mu, if not nil, is the Progress lock of the caller's Cluster:
@@ -55,8 +56,9 @@ type StopOptions struct {
 
 // RestartOptions are package multi's RestartOptions.
 type RestartOptions struct {
-	Stop    StopOptions
-	Rolling bool
+	Stop           StopOptions
+	Rolling        bool
+	MaxUnavailable int
 }
 
 // signal is what the call's stop sends first.
@@ -81,13 +83,14 @@ func (c *Set) with(o StopOptions) *Set {
 func (c *Set) sub(ns []nodes.Node) *Set {
 	// Field by field: a Set holds a lock and is not copied whole.
 	return &Set{
-		Nodes:       ns,
-		RunDir:      c.RunDir,
-		Progress:    c.Progress,
-		LockTimeout: c.LockTimeout,
-		Detach:      c.Detach,
-		Settle:      c.Settle,
-		Env:         c.Env,
+		Nodes:        ns,
+		RunDir:       c.RunDir,
+		Progress:     c.Progress,
+		LockTimeout:  c.LockTimeout,
+		Detach:       c.Detach,
+		Settle:       c.Settle,
+		ReadyTimeout: c.ReadyTimeout,
+		Env:          c.Env,
 
 		AllowSharedFolders: c.AllowSharedFolders,
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/multi-launcher/multi/internal/launch"
 
 	"github.com/multi-launcher/multi/internal/pin"
+	"github.com/multi-launcher/multi/internal/ready"
 
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -91,11 +92,14 @@ func (c *Set) startBatch(ctx context.Context, results []Result, workers int, ver
 	})
 	kids := make([]*launch.Child, len(results))
 	for i, s := range started {
-		if s != nil {
+		if s != nil && results[i].Node.Ready == "" {
 			kids[i] = s.child
 		}
 	}
+	// A node with a readiness check waits for it instead of the window.
+	readyDone := c.readyWait(ctx, results, started)
 	c.settleAll(ctx, kids)
+	readyDone()
 	c.each(context.WithoutCancel(ctx), results, workers, func(i int, r *Result) {
 		s := started[i]
 		if s == nil {
@@ -111,13 +115,26 @@ func (c *Set) startBatch(ctx context.Context, results []Result, workers int, ver
 type started struct {
 	child *launch.Child
 	undo  func() // puts back the record there was before
+	// notify is the node's notify socket (--ready=notify), readyErr why
+	// its readiness check did not pass.
+	notify   *ready.Notify
+	readyErr error
+	checked  bool // its lock confirmed once it was ready
 }
 
 // finishStart checks a spawned node again once the settle window is over
 // (when there is one) and lets it go.
 func (c *Set) finishStart(r *Result, s *started, verb string) {
 	ch := s.child
-	if c.settle() > 0 {
+	if s.notify != nil {
+		s.notify.Close()
+	}
+	if s.readyErr != nil {
+		s.undo()
+		r.fail("start", s.readyErr)
+		return
+	}
+	if !s.checked && (c.settle() > 0 || r.Node.Ready != "") {
 		if err := ch.Recheck(); err != nil {
 			s.undo()
 			r.fail("start", err)
@@ -295,12 +312,21 @@ func (c *Set) startOne(ctx context.Context, r *Result) *started {
 			r.recordErr(fmt.Errorf("could not put back the node's record: %w", err))
 		}
 	}
+	env, nt, err := c.readyEnv(n)
+	if err != nil {
+		restore()
+		r.fail("start", err)
+		return nil
+	}
 	if standby {
 		// Its exec step waits for the lock for as long as it takes: other
 		// starts of the node do not wait for the record lock meanwhile.
 		lk.Unlock()
 	}
-	ch, err := launch.Spawn(ctx, c.rp, n, c.nodeEnv(n), c.LockTimeout)
+	ch, err := launch.Spawn(ctx, c.rp, n, env, c.LockTimeout)
+	if err != nil && nt != nil {
+		nt.Close()
+	}
 	if standby {
 		if lk, err := nodes.LockRecord(context.WithoutCancel(ctx), rundir, n.Name); err == nil {
 			defer lk.Unlock()
@@ -357,5 +383,5 @@ func (c *Set) startOne(ctx context.Context, r *Result) *started {
 			restore()
 		}
 	}
-	return &started{child: ch, undo: undo}
+	return &started{child: ch, undo: undo, notify: nt}
 }

@@ -15,6 +15,9 @@ type Status struct {
 	Lost     *LostError
 	Stopping int
 	Err      error // a *NodeError
+	// Ready and ReadyErr: see statusReady.
+	Ready    string
+	ReadyErr error
 }
 
 // Status is package multi's Cluster.Status, which documents it.
@@ -41,5 +44,6 @@ func (c *Set) Status(ctx context.Context) ([]Status, error) {
 			errs = append(errs, out[i].Err)
 		}
 	}
+	c.statusReady(ctx, out)
 	return out, errors.Join(errs...)
 }

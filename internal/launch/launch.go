@@ -21,6 +21,7 @@ package launch
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"syscall"
 	"time"
@@ -111,7 +112,14 @@ type Child struct {
 	// lines come after; -1 if unknown.
 	logOff int64
 	rp     *Reaper // the supervisor's, or nil
+	// readyR is the read end of an fd:N check's pipe, or nil; readyW
+	// its write end, until the step has its own.
+	readyR, readyW *os.File
 }
+
+// ReadyPipe is the read end of the child's readiness pipe (fd:N), nil
+// for another check. The caller closes it.
+func (ch *Child) ReadyPipe() *os.File { return ch.readyR }
 
 // PID is the child's pid: its node's process, once it runs its command.
 func (ch *Child) PID() int { return ch.pid }

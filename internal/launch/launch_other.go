@@ -34,3 +34,12 @@ func (ch *Child) LetGo(detach bool) {}
 const DefaultLockTimeout = 10 * time.Second
 
 func taskRoom() (room int, limit string, ok bool) { return 0, "", false }
+
+// Exited: no child here.
+func (ch *Child) Exited() bool { return true }
+
+// LogOffset: no child here.
+func (ch *Child) LogOffset() int64 { return -1 }
+
+// Stop: no child here.
+func (ch *Child) Stop(grace time.Duration) string { return "" }

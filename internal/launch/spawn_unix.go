@@ -71,6 +71,20 @@ func spawnStep(ctx context.Context, rp *Reaper, n nodes.Node, env []string, lock
 	}
 	extra[0] = w
 	ch := &Child{node: n, born: time.Now(), rp: rp}
+	if extra, env, err = ch.readyPipe(extra, env); err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if ch.readyW != nil {
+			ch.readyW.Close() // the node's is then the only writer
+		}
+		if !ok && ch.readyR != nil {
+			ch.readyR.Close()
+		}
+	}()
 	if st, err := os.Stat(n.LogFile); err == nil {
 		ch.logOff = st.Size() // the log is appended to: show only this run's lines
 	}
@@ -135,6 +149,7 @@ func spawnStep(ctx context.Context, rp *Reaper, n nodes.Node, env []string, lock
 	if err != nil {
 		return nil, err
 	}
+	ok = true
 	return ch, nil
 }
 

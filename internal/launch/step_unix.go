@@ -90,6 +90,14 @@ func execStep(args []string, selfLock bool) {
 		}
 		unix.Close(dirFD)
 	}
+	readyFD := -1
+	if v, ok := os.LookupEnv(stepReadyEnv); ok {
+		os.Unsetenv(stepReadyEnv)
+		var err error
+		if readyFD, err = moveReadyFD(v, &report); err != nil {
+			fail("fail", err)
+		}
+	}
 	// Run mode (see [Cluster.Run]): output to the inherited pipes, and a
 	// held lock waited for.
 	inherit, standby := os.Getenv(StepOutEnv) != "", os.Getenv(StepStandbyEnv) != ""
@@ -177,6 +185,12 @@ func execStep(args []string, selfLock bool) {
 			failLocked(fmt.Errorf("pidfile %s: %w", pidPath, err))
 		}
 		os.Setenv(pidfile.EnvPidfileFD, strconv.Itoa(fd))
+	}
+	if readyFD >= 0 {
+		// The node's readiness descriptor (fd:N) survives the exec too.
+		if _, err := unix.FcntlInt(uintptr(readyFD), unix.F_SETFD, 0); err != nil {
+			failLocked(fmt.Errorf("--ready=fd:%d: %w", readyFD, err))
+		}
 	}
 	defaultSignals()
 	err = syscall.Exec(path, argv, os.Environ())

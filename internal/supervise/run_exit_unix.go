@@ -24,6 +24,7 @@ func (r *run) nodeExited(e launch.NodeExit) {
 	delete(r.byPID, e.PID)
 	rn.pid = 0
 	ws := e.Status
+	rn.exits, rn.lastExit = rn.exits+1, launch.ExitCode(ws)
 	if r.stopping {
 		if !(ws.Exited() && ws.ExitStatus() == 0) && !(ws.Signaled() && ws.Signal() == r.o.Signal) {
 			r.decide(launch.ExitCode(ws), r.exited(rn, e.PID, ws))
@@ -57,6 +58,9 @@ func (r *run) onExit(rn *runNode, ws syscall.WaitStatus, why error) {
 		r.logf("%s: left down (--on-exit=ignore)", rn.n.Name)
 		r.maybeEnd()
 	case Restart:
+		if r.crashLoop(rn, ws, why) {
+			return
+		}
 		first, most := r.o.Backoff, r.o.MaxBackoff
 		if !rn.since.IsZero() && time.Since(rn.since) >= most {
 			rn.restarts = 0 // it ran well for a while: a fresh start
@@ -67,6 +71,7 @@ func (r *run) onExit(rn *runNode, ws syscall.WaitStatus, why error) {
 		}
 		delay = min(delay, most)
 		rn.restarts++
+		rn.restartsTotal++
 		r.logf("%s: restarting in %s (restart %d)", rn.n.Name, delay, rn.restarts)
 		rn.starting = true // counts as about to run
 		rn.waiting = time.AfterFunc(delay, func() {

@@ -3,7 +3,10 @@
 package supervise
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -23,7 +26,70 @@ func (r *run) checkReady() {
 	r.ready = true
 	r.makeReady()
 	r.notify("READY=1")
-	r.logf("every node holds its lock: ready")
+	r.logf("every node holds its lock (and passed its readiness check): ready")
+}
+
+// startAll starts every node (Host.StartAll). With readiness checks
+// (--ready), which the start waits for, a stop signal meanwhile ends
+// those waits at once and is acted on before the outcomes, so that a
+// node slow to be ready never delays a stop.
+func (r *run) startAll(ctx context.Context) []Outcome {
+	waits := false
+	for _, rn := range r.nodes {
+		waits = waits || rn.n.Ready != ""
+	}
+	if !waits {
+		return r.h.StartAll(ctx, r.rp)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var held os.Signal
+	done, watched := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case held = <-r.stops:
+			cancel()
+		case <-done:
+		}
+	}()
+	outs := r.h.StartAll(sctx, r.rp)
+	close(done)
+	<-watched
+	if held != nil {
+		r.signal(held.(syscall.Signal))
+	}
+	return outs
+}
+
+// recheckReady withdraws the run's readiness while a node that exited
+// on its own is down (being restarted, or fatal): the ready file is
+// removed and the notify socket told (STATUS=); it is given back once
+// every such node runs (and is ready) again. A node stopped on purpose
+// from another shell does not count. Called by the loop after each
+// event.
+func (r *run) recheckReady() {
+	if !r.ready || r.stopping {
+		return
+	}
+	var down []string
+	for _, rn := range r.nodes {
+		if rn.pid <= 0 && (rn.starting || rn.fatal) {
+			down = append(down, rn.n.Name)
+		}
+	}
+	switch {
+	case len(down) > 0 && !r.withdrawn:
+		r.withdrawn = true
+		r.removeReady()
+		r.notify("STATUS=not ready: " + strings.Join(down, " "))
+		r.logf("not ready while %s is down: ready withdrawn", strings.Join(down, ", "))
+	case len(down) == 0 && r.withdrawn:
+		r.withdrawn = false
+		r.makeReady()
+		r.notify("READY=1\nSTATUS=every node is ready")
+		r.logf("every node is ready again")
+	}
 }
 
 // notifyTimeout bounds each send to the notify socket: a reader that

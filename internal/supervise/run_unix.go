@@ -129,11 +129,13 @@ type run struct {
 	graceTimer   *time.Timer
 	end          bool
 	ready        bool
+	withdrawn    bool // readiness withdrawn (see recheckReady)
 	notifyAddr   string
 	notifyq      chan string   // states for the notify socket, in order
 	notified     chan struct{} // closed once notifyq is drained
 
-	files runFiles
+	files  runFiles
+	health *healthServer // --health, or nil
 
 	mu      sync.Mutex
 	standby map[string]*exec.Cmd // nodes waiting for their lock; cmd once started
@@ -150,7 +152,14 @@ type runNode struct {
 	waiting  *time.Timer
 	restarts int
 	since    time.Time
-	stoodBy  bool // started as a standby once
+	// restarted: when its recent restarts were (see crashLoop); fatal:
+	// left down by that limit. restartsTotal, exits and lastExit are for
+	// the metrics (health_unix.go).
+	restarted            []time.Time
+	fatal                bool
+	restartsTotal, exits int
+	lastExit             int
+	stoodBy              bool // started as a standby once
 	// stopFailed: its stop through its pidfile failed (see stopDirect).
 	stopFailed bool
 	direct     *time.Timer // its KILL, once signalled directly
@@ -181,7 +190,8 @@ func (r *run) decide(code int, why error) {
 }
 
 func (r *run) loop(ctx context.Context) {
-	if outs, ok := r.h.Check(r.checkReadyFile()); !ok {
+	defer r.closeHealth()
+	if outs, ok := r.h.Check(r.checkFiles()); !ok {
 		for i, out := range outs {
 			r.nodes[i].res = out.Result
 		}
@@ -193,7 +203,9 @@ func (r *run) loop(ctx context.Context) {
 		r.tag(rn)
 		rn.starting = true
 	}
-	outs := r.h.StartAll(ctx, r.rp)
+	r.publish()
+	r.startLive()
+	outs := r.startAll(ctx)
 	// Every success first, so that a failure's stop sees them all.
 	for pass := 0; pass < 2; pass++ {
 		for i, out := range outs {
@@ -206,6 +218,8 @@ func (r *run) loop(ctx context.Context) {
 	ctxDone := ctx.Done()
 	var grace <-chan time.Time
 	for !r.end {
+		r.recheckReady()
+		r.publish()
 		if r.graceTimer != nil {
 			grace = r.graceTimer.C
 		}

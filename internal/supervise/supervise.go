@@ -62,9 +62,22 @@ type Options struct {
 	NotifySocket string
 	AllowShared  bool // the ready file's folder may be one others can write to
 	WaitForLock  bool
-	Log          io.Writer // the run's own lines
-	Stdout       io.Writer // the nodes' output, if not nil (else their logfiles)
-	Stderr       io.Writer
+	// MaxRestarts, if above 0, makes a node that would be restarted a
+	// MaxRestarts+1-th time within RestartWindow fatal: left down.
+	MaxRestarts   int
+	RestartWindow time.Duration
+	// Live, if not "", is a liveness check template (tcp, http, exec,
+	// file; see LiveCheck) run every LiveInterval on each running node;
+	// LiveFailures failures in a row stop the node, and OnExit applies.
+	Live         string
+	LiveInterval time.Duration
+	LiveFailures int
+	// Health, if not "", is the ADDRESS:PORT (or :PORT) the health
+	// endpoints are served on: /readyz, /livez, /metrics.
+	Health string
+	Log    io.Writer // the run's own lines
+	Stdout io.Writer // the nodes' output, if not nil (else their logfiles)
+	Stderr io.Writer
 }
 
 // The exit policies of [Options.OnExit].
@@ -76,6 +89,9 @@ const (
 
 // Errors of a run.
 var (
+	// ErrFatal: a node exited more often than the crash-loop limit
+	// (Options.MaxRestarts) allows, and was left down.
+	ErrFatal = errors.New("fatal: restarted too often")
 	// ErrRunUnderWay: another Run is under way in this process; reaping is
 	// process-wide, so there is at most one.
 	ErrRunUnderWay = errors.New("another run is under way in this process")

@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/multi-launcher/multi/multi"
+	"github.com/multi-launcher/multi/nodes"
+)
+
+// runReadyLog refuses a log: check under run without --logfile: run
+// prints the nodes' output, and their logfiles stay empty.
+func runReadyLog(cl *multi.Cluster, a *call) error {
+	if logfileGiven(a) {
+		return nil
+	}
+	for _, n := range cl.Nodes {
+		if strings.HasPrefix(n.Ready, "log:") {
+			return fmt.Errorf("%s: --ready=%s reads the node's logfile, which run writes only with --logfile", n.Name, n.Ready)
+		}
+	}
+	return nil
+}
+
+// readyCode is status's exit code with --ready (only): 0 only when every
+// node is running (code is 0) and none with a check fails it.
+func readyCode(only bool, code int, sts []multi.Status) int {
+	if !only || code != exitOK {
+		return code
+	}
+	for _, s := range sts {
+		if s.Ready != "" && s.Ready != "ready" {
+			return exitFailed
+		}
+	}
+	return code
+}
+
+// readyText is what a status line adds for a running node with a check:
+// "; ready", "; starting: why", "; unready: why".
+func (o *output) readyText(s multi.Status) string {
+	switch {
+	case s.Ready == "":
+		return ""
+	case s.ReadyErr == nil:
+		return "; " + o.paint(green, s.Ready)
+	}
+	return "; " + o.paint(yellow, s.Ready) + ": " + s.ReadyErr.Error()
+}
+
+// checkLive refuses a --live check that is not a kind a running node can
+// be asked (tcp, http, exec, file), naming the node.
+func checkLive(cl *multi.Cluster, tmpl string) error {
+	if tmpl == "" {
+		return nil
+	}
+	for _, n := range cl.Nodes {
+		check, err := nodes.Expand(tmpl, n)
+		if err != nil {
+			return fmt.Errorf("%s: --live: %w", n.Name, err)
+		}
+		c, err := nodes.ParseReady(check)
+		if err != nil {
+			return fmt.Errorf("%s: --live: %w", n.Name, err)
+		}
+		if c.Kind != "tcp" && c.Kind != "http" && c.Kind != "exec" && c.Kind != "file" {
+			return fmt.Errorf("%s: --live=%s: a liveness check is tcp, http, exec or file (notify, fd and log are seen only at start)", n.Name, check)
+		}
+	}
+	return nil
+}
+
+// readyWaits reports whether verb's start waits for readiness checks.
+func readyWaits(verb string, ns []nodes.Node) bool {
+	if verb != "start" && verb != "restart" {
+		return false
+	}
+	for _, n := range ns {
+		if n.Ready != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// readyText is the progress line while start waits for readiness: the
+// nodes still waited for, in the set's order.
+func (p *progressLine) readyText(now time.Time) string {
+	names := make([]string, 0, len(p.left))
+	for n := range p.left {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return p.index[names[i]] < p.index[names[j]] })
+	return fmt.Sprintf("%s: %d/%d ready, %.0fs; waiting for %s", p.verb, p.done, p.total, now.Sub(p.begin).Seconds(), strings.Join(names, " "))
+}

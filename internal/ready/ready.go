@@ -1,0 +1,146 @@
+// Package ready runs a node's readiness check ([nodes.Node.Ready]): a
+// connection, an HTTP answer, a command, a file, a line of the node's log,
+// or systemd's notify protocol on a socket of the node's own. Package
+// engine polls a [Probe] while start waits for a node, and once for
+// status.
+package ready
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/multi-launcher/multi/nodes"
+)
+
+// ErrNotReady is wrapped by the error of a check that did not pass.
+var ErrNotReady = errors.New("not ready")
+
+// ErrStartOnly: a check that only a start can see pass (notify, log:
+// what the node says as it starts); status takes a running node as ready.
+var ErrStartOnly = errors.New("checked only at start")
+
+// A Probe runs one node's check, again and again while start waits; it
+// keeps what a check needs between rounds (where the log was read up to).
+// Not for concurrent use.
+type Probe struct {
+	node  nodes.Node
+	check nodes.ReadyCheck
+	env   []string
+	re    *regexp.Regexp
+	// logOff is where this start's lines begin in the logfile; -1 when
+	// unknown (status).
+	logOff  int64
+	partial []byte
+}
+
+// NewProbe returns a Probe of n's check. logOff is the logfile's size
+// before this start (the log check reads only what came after), -1 when
+// unknown; env is the environment an exec check runs with.
+func NewProbe(n nodes.Node, env []string, logOff int64) (*Probe, error) {
+	c, err := nodes.ParseReady(n.Ready)
+	if err != nil {
+		return nil, err
+	}
+	p := &Probe{node: n, check: c, env: env, logOff: logOff}
+	if c.Kind == "log" {
+		p.re = regexp.MustCompile(c.Arg) // ParseReady compiled it
+	}
+	return p, nil
+}
+
+// Check is the check as given.
+func (p *Probe) Check() nodes.ReadyCheck { return p.check }
+
+// Run runs the check once, within ctx: nil when it passes, the reason
+// when it does not, or [ErrStartOnly].
+func (p *Probe) Run(ctx context.Context) error {
+	var err error
+	switch p.check.Kind {
+	case "tcp":
+		err = checkTCP(ctx, p.check.Arg)
+	case "http":
+		err = checkHTTP(ctx, p.check.Arg)
+	case "exec":
+		err = p.runExec(ctx)
+	case "file":
+		err = fileExists(p.check.Arg)
+	case "log":
+		if p.logOff < 0 {
+			return ErrStartOnly
+		}
+		err = p.runLog()
+	case "notify", "fd":
+		return ErrStartOnly
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.check, err)
+	}
+	return nil
+}
+
+// execWait bounds how long an exec check's output may outlive it.
+const execWait = 100 * time.Millisecond
+
+func (p *Probe) runExec(ctx context.Context) error {
+	args := strings.Fields(p.check.Arg)
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Dir, cmd.Env, cmd.WaitDelay = p.node.Dir, p.env, execWait
+	return cmd.Run()
+}
+
+// maxLine bounds the part of a log line kept between rounds.
+const maxLine = 64 << 10
+
+// runLog reads the lines the node logged since the last round and reports
+// whether one matches.
+func (p *Probe) runLog() error {
+	f, err := nodes.OpenLogfileToRead(p.node.LogFile)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if st.Size() < p.logOff {
+		p.logOff, p.partial = 0, nil // truncated: read it again
+	}
+	r := bufio.NewReader(io.NewSectionReader(f, p.logOff, st.Size()-p.logOff))
+	for {
+		line, err := r.ReadSlice('\n')
+		p.logOff += int64(len(line))
+		if err == nil || errors.Is(err, bufio.ErrBufferFull) {
+			p.partial = append(p.partial, line...)
+			if err == nil {
+				if p.re.Match(p.partial) {
+					return nil
+				}
+				p.partial = p.partial[:0]
+			} else if len(p.partial) > maxLine {
+				p.partial = p.partial[:0]
+			}
+			continue
+		}
+		// A line not ended yet is matched too (a prompt), and kept.
+		p.partial = append(p.partial, line...)
+		if len(p.partial) > 0 && p.re.Match(p.partial) {
+			return nil
+		}
+		return errors.New("no line of its log matches yet")
+	}
+}
+
+// fileExists says whether the file at path exists, reached without
+// following a link someone could have planted: the link itself is not
+// the file.
+func fileExists(path string) error {
+	return statNoLink(path)
+}

@@ -1,0 +1,114 @@
+//go:build unix
+
+package supervise
+
+import (
+	"context"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/multi-launcher/multi/internal/pin"
+	"github.com/multi-launcher/multi/internal/ready"
+	"github.com/multi-launcher/multi/nodes"
+)
+
+// liveTarget is a node whose liveness is checked this round.
+type liveTarget struct {
+	rn  *runNode
+	n   nodes.Node // n.Ready is its liveness check, expanded
+	pid int
+}
+
+// liveProbe bounds one liveness check.
+const liveProbe = 5 * time.Second
+
+// startLive runs the liveness check (Options.Live) of every node that
+// runs, every LiveInterval, until the run ends. A node failing it
+// LiveFailures times in a row is stopped, and the exit policy then
+// applies to it (--on-exit=restart restarts it).
+func (r *run) startLive() {
+	if r.o.Live == "" {
+		return
+	}
+	go func() {
+		t := time.NewTicker(r.o.LiveInterval)
+		defer t.Stop()
+		fails := map[int]int{} // by pid: a new process starts afresh
+		for {
+			select {
+			case <-r.done:
+				return
+			case <-t.C:
+			}
+			ups := make(chan []liveTarget, 1)
+			r.post(func() { ups <- r.liveTargets() })
+			var targets []liveTarget
+			select {
+			case targets = <-ups:
+			case <-r.done:
+				return
+			}
+			errs := make([]error, len(targets))
+			var wg sync.WaitGroup
+			for i, lt := range targets {
+				wg.Go(func() { errs[i] = r.liveCheck(lt) })
+			}
+			wg.Wait()
+			seen := map[int]int{}
+			for i, lt := range targets {
+				if errs[i] == nil {
+					continue
+				}
+				seen[lt.pid] = fails[lt.pid] + 1
+				if seen[lt.pid] >= r.o.LiveFailures {
+					delete(seen, lt.pid)
+					err := errs[i]
+					r.post(func() { r.liveFailed(lt, err) })
+				}
+			}
+			fails = seen
+		}
+	}()
+}
+
+// liveTargets are the nodes that run and are not starting; the loop's.
+func (r *run) liveTargets() []liveTarget {
+	var out []liveTarget
+	for _, rn := range r.nodes {
+		if rn.pid <= 0 || rn.starting || r.stopping {
+			continue
+		}
+		n := rn.n
+		check, err := nodes.Expand(r.o.Live, n)
+		if err != nil {
+			continue // refused before the run began
+		}
+		n.Ready = check
+		out = append(out, liveTarget{rn: rn, n: n, pid: rn.pid})
+	}
+	return out
+}
+
+func (r *run) liveCheck(lt liveTarget) error {
+	p, err := ready.NewProbe(lt.n, append(os.Environ(), lt.n.Env...), -1)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), min(liveProbe, r.o.LiveInterval))
+	defer cancel()
+	return p.Run(ctx)
+}
+
+// liveFailed stops a node that failed its liveness check too often, if
+// it is still the process checked.
+func (r *run) liveFailed(lt liveTarget, why error) {
+	if lt.rn.pid != lt.pid || r.stopping {
+		return
+	}
+	r.logf("%s: failed its liveness check %d times in a row (%v): stopping it (pid %d); --on-exit=%s applies",
+		lt.n.Name, r.o.LiveFailures, why, lt.pid, r.o.OnExit)
+	if _, err := pin.SignalNode(lt.rn.n.PidFile, lt.pid, r.o.Signal, r.o.Group); err != nil {
+		r.logf("%s: %v", lt.n.Name, err)
+	}
+}
