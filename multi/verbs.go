@@ -107,7 +107,7 @@ func (c *Cluster) Only(names ...string) (*Cluster, error) {
 func (c *Cluster) sub(ns []nodes.Node) *Cluster {
 	// Field by field: a Cluster holds a lock and is not copied whole.
 	return &Cluster{Nodes: ns, RunDir: c.RunDir, Progress: c.Progress, LockTimeout: c.LockTimeout,
-		Detach: c.Detach, Settle: c.Settle, Env: c.Env, AllowSharedFolders: c.AllowSharedFolders}
+		Detach: c.Detach, Settle: c.Settle, Env: c.Env, AllowSharedFolders: c.AllowSharedFolders, Clean: c.Clean}
 }
 
 // set is the engine's view of c, for one call: c's settings, and c's
@@ -115,7 +115,7 @@ func (c *Cluster) sub(ns []nodes.Node) *Cluster {
 // the verbs that run at once on c.
 func (c *Cluster) set() *engine.Set {
 	s := &engine.Set{Nodes: c.Nodes, RunDir: c.RunDir, LockTimeout: c.LockTimeout, Detach: c.Detach,
-		Settle: c.Settle, Env: c.Env, AllowSharedFolders: c.AllowSharedFolders, Mu: &c.progressMu}
+		Settle: c.Settle, Env: c.Env, AllowSharedFolders: c.AllowSharedFolders, Clean: c.Clean, Mu: &c.progressMu}
 	if s.Settle == 0 {
 		s.Settle = DefaultSettle
 	}
@@ -151,7 +151,7 @@ func results(rs []engine.Result, _ error) ([]Result, error) {
 func result(r engine.Result) Result {
 	out := Result{Node: r.Node, Outcome: Outcome(r.Outcome), PID: r.PID, Signal: r.Signal,
 		KilledAfter: r.KilledAfter, OldPID: r.OldPID, FilePID: r.FilePID, HeldBy: r.HeldBy,
-		TookOver: r.TookOver, Lost: r.Lost, RecordErr: r.RecordErr, Err: nodeErr(r.Err), Elapsed: r.Elapsed}
+		TookOver: r.TookOver, Lost: r.Lost, Lingering: r.Lingering, RecordErr: r.RecordErr, Err: nodeErr(r.Err), Elapsed: r.Elapsed}
 	if r.Exit != nil {
 		out.Exit = &ExitStatus{Code: r.Exit.Code, Signal: r.Exit.Signal}
 	}

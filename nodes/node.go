@@ -110,6 +110,12 @@ type Node struct {
 	// instead of multi's exec step locking it before the exec; start then
 	// waits for the node to take the lock.
 	SelfLock bool
+	// Cgroup is the path of the node's cgroup v2 folder, which holds its
+	// whole process tree; "" where its containment is its session.
+	Cgroup string
+	// KillMode is how a stop treats the node's tree (internal/cgroup's
+	// mixed, control-group or process); "" is mixed.
+	KillMode string
 
 	// recorded is the process the node's record named when Spec.Resolve
 	// read it, if the node's pidfile is the record's (see Recorded).

@@ -24,6 +24,7 @@ type Result struct {
 	HeldBy      int
 	TookOver    bool
 	Lost        bool
+	Lingering   int // processes killed in the cgroup of a node whose lock was free
 	Exit        *ExitStatus
 	RecordErr   error
 	Err         error // a *NodeError

@@ -30,6 +30,8 @@ type Set struct {
 	Settle             time.Duration
 	Env                []string
 	AllowSharedFolders bool
+	// Clean: a start kills what is left of a node's last tree first.
+	Clean bool
 	// Mu, if not nil, is the Progress lock of the caller's Cluster:
 	// Progress is called one call at a time across its verbs.
 	Mu *sync.Mutex
@@ -90,6 +92,7 @@ func (c *Set) sub(ns []nodes.Node) *Set {
 		Env:         c.Env,
 
 		AllowSharedFolders: c.AllowSharedFolders,
+		Clean:              c.Clean,
 	}
 }
 

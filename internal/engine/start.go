@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"runtime"
 
+	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/launch"
 
 	"github.com/multi-launcher/multi/internal/pin"
@@ -71,19 +72,22 @@ func (c *Set) startAll(ctx context.Context, results []Result, verb func(int) (st
 		return
 	}
 	defer end()
+	// One containment for the call: a cgroup per node where multi can make
+	// one (see package cgroup).
+	cg := cgroup.Detect(c.rundir())
 	for lo := 0; lo < len(results); lo += batch {
 		hi := min(lo+batch, len(results))
-		c.startBatch(ctx, results[lo:hi], workers, func(i int) (string, bool) { return verb(lo + i) })
+		c.startBatch(ctx, cg, results[lo:hi], workers, func(i int) (string, bool) { return verb(lo + i) })
 	}
 }
 
 // startBatch is startAll for one batch, with at most workers starts at
 // once.
-func (c *Set) startBatch(ctx context.Context, results []Result, workers int, verb func(int) (string, bool)) {
+func (c *Set) startBatch(ctx context.Context, cg cgroup.Containment, results []Result, workers int, verb func(int) (string, bool)) {
 	started := make([]*started, len(results))
 	c.each(ctx, results, workers, func(i int, r *Result) {
 		if _, ok := verb(i); ok {
-			started[i] = c.startOne(ctx, r)
+			started[i] = c.startOne(ctx, cg, r)
 		}
 		if started[i] == nil {
 			c.report(r)
@@ -200,7 +204,7 @@ func (c *Set) checkRecords(op string, results []Result) bool {
 // written). A start that fails puts back the record that was
 // there before, or removes its own; one that finds the node already
 // running keeps the running node's record.
-func (c *Set) startOne(ctx context.Context, r *Result) *started {
+func (c *Set) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *started {
 	n := r.Node
 	// A start cancelled before it begins leaves no trace: no record, no
 	// logfile.
@@ -250,6 +254,13 @@ func (c *Set) startOne(ctx context.Context, r *Result) *started {
 		r.fail("start", held)
 		return nil
 	}
+	// The tree of its last run, if left, and its cgroup for this one.
+	cgPath, err := c.startCgroup(cg, prev, prevErr == nil, n, c.Clean)
+	if err != nil {
+		r.fail("start", err)
+		return nil
+	}
+	n.Cgroup, r.Node.Cgroup = cgPath, cgPath
 	// A record that says this already, and names no process, is not
 	// written again: its process is written once the node runs (one write
 	// fewer per node, docs/benchmarks.md). One that names a process (a

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/pin"
 
 	"golang.org/x/sys/unix"
@@ -65,6 +66,17 @@ func spawnStep(ctx context.Context, rp *Reaper, n nodes.Node, env []string, lock
 		defer wd.Close()
 		extra = append(extra, wd)
 	}
+	cgfd := ""
+	if n.Cgroup != "" {
+		// Made by the caller; the step joins it (see stepCgroupEnv).
+		cg, err := cgroup.Open(n.Cgroup)
+		if err != nil {
+			return nil, err
+		}
+		defer cg.Close()
+		extra = append(extra, cg)
+		cgfd = stepCgroupEnv + "=" + strconv.Itoa(errFD+len(extra)-1)
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -85,6 +97,9 @@ func spawnStep(ctx context.Context, rp *Reaper, n nodes.Node, env []string, lock
 		Env:         stepEnviron(env, step, n),
 		ExtraFiles:  extra,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+	}
+	if cgfd != "" {
+		cmd.Env = append(cmd.Env, cgfd)
 	}
 	started := rp.prepareRun(cmd, n)
 	if cmd.Stdout == nil {

@@ -1,0 +1,398 @@
+package cgroup
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/multi-launcher/multi/internal/safefs"
+)
+
+// Detect returns the containment this process can give the nodes of
+// rundir, making the rundir's cgroup folder when it can: Cgroup where a
+// cgroup2 hierarchy is mounted, this process's own cgroup in it is
+// reached without an untrusted link, multi can make a folder there that
+// this user owns, and that folder has cgroup.kill (Linux 5.14); else
+// Session, with the reason.
+func Detect(rundir string) Containment {
+	want := os.Getenv(EnvContainment)
+	switch want {
+	case "", "auto", Cgroup:
+	case Session:
+		return Containment{Mode: Session, Why: EnvContainment + "=session"}
+	default:
+		return Containment{Mode: Session, Why: fmt.Sprintf("%s=%q is not auto, cgroup or session", EnvContainment, want)}
+	}
+	c, err := detect(rundir)
+	if err != nil {
+		return Containment{Mode: Session, Why: err.Error()}
+	}
+	return c
+}
+
+func detect(rundir string) (Containment, error) {
+	mount := os.Getenv(EnvRoot)
+	if mount == "" {
+		var err error
+		if mount, err = findMount(); err != nil {
+			return Containment{}, err
+		}
+	} else if err := isCgroup2(mount); err != nil {
+		return Containment{}, fmt.Errorf("%s=%s: %w", EnvRoot, mount, err)
+	}
+	own, err := ownCgroup()
+	if err != nil {
+		return Containment{}, err
+	}
+	dir := filepath.Join(mount, own)
+	d, err := safefs.OpenFolder(dir, false)
+	if err != nil {
+		return Containment{}, fmt.Errorf("this process's cgroup %s: %w", dir, err)
+	}
+	defer d.Close()
+	name := ParentName(rundir)
+	parent := filepath.Join(dir, name)
+	made := false
+	if err := unix.Mkdirat(int(d.File().Fd()), name, 0o755); err == nil {
+		made = true
+	} else if err != unix.EEXIST {
+		return Containment{}, fmt.Errorf("cannot make a cgroup in %s (not delegated to this user, or read-only): %w", dir, err)
+	}
+	undo := func() {
+		if made {
+			unix.Unlinkat(int(d.File().Fd()), name, unix.AT_REMOVEDIR)
+		}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(int(d.File().Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		undo()
+		return Containment{}, fmt.Errorf("cgroup %s: %w", parent, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Geteuid() {
+		undo()
+		return Containment{}, fmt.Errorf("cgroup %s: not a folder of this user's", parent)
+	}
+	if err := unix.Faccessat(int(d.File().Fd()), name+"/cgroup.kill", unix.F_OK, 0); err != nil {
+		undo()
+		return Containment{}, fmt.Errorf("cgroup %s has no cgroup.kill (Linux 5.14 or later has it)", parent)
+	}
+	return Containment{Mode: Cgroup, Parent: parent, Why: fmt.Sprintf("cgroup v2 at %s; this process's cgroup %s is writable by this user", mount, dir)}, nil
+}
+
+// findMount returns the mount point of the cgroup2 hierarchy that
+// /proc/self/mountinfo lists.
+func findMount() (string, error) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", fmt.Errorf("no /proc/self/mountinfo: %w", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		if !ok {
+			continue
+		}
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if len(f) >= 5 && len(g) >= 1 && g[0] == "cgroup2" {
+			return unescape(f[4]), nil
+		}
+	}
+	return "", errors.New("no cgroup2 hierarchy mounted")
+}
+
+// unescape undoes mountinfo's octal escapes (\040 for a space).
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// isCgroup2 says why the folder at path is no cgroup2 hierarchy.
+func isCgroup2(path string) error {
+	var fs unix.Statfs_t
+	if err := unix.Statfs(path, &fs); err != nil {
+		return err
+	}
+	if fs.Type != unix.CGROUP2_SUPER_MAGIC {
+		return errors.New("not a cgroup2 mount")
+	}
+	return nil
+}
+
+// ownCgroup is this process's cgroup v2 path, from /proc/self/cgroup.
+func ownCgroup() (string, error) {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", fmt.Errorf("no /proc/self/cgroup: %w", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(l, "0::"); ok {
+			if !strings.HasPrefix(p, "/") || strings.Contains(p, "/..") || filepath.Clean(p) != p {
+				return "", fmt.Errorf("this process's cgroup %q is outside this cgroup namespace", p)
+			}
+			return p, nil
+		}
+	}
+	return "", errors.New("this process is in no cgroup v2 (no 0:: line in /proc/self/cgroup)")
+}
+
+// Make makes node name's folder under c's parent (there already is
+// fine) and returns its path.
+func Make(c Containment, name string) (string, error) {
+	d, err := safefs.OpenFolder(c.Parent, false)
+	if err != nil {
+		return "", fmt.Errorf("cgroup: %w", err)
+	}
+	defer d.Close()
+	if err := unix.Mkdirat(int(d.File().Fd()), name, 0o755); err != nil && err != unix.EEXIST {
+		return "", fmt.Errorf("cgroup %s: %w", c.NodePath(name), err)
+	}
+	return c.NodePath(name), nil
+}
+
+// Open opens the cgroup folder at path, reached by the no-link walk,
+// for the exec step to join: a path [Make] returned.
+func Open(path string) (*os.File, error) {
+	d, err := safefs.OpenFolder(path, false)
+	if err != nil {
+		return nil, fmt.Errorf("cgroup: %w", err)
+	}
+	f := d.File()
+	var sfs unix.Statfs_t
+	if err := unix.Fstatfs(int(f.Fd()), &sfs); err != nil || sfs.Type != unix.CGROUP2_SUPER_MAGIC {
+		f.Close()
+		return nil, fmt.Errorf("cgroup %s: %w (not on a cgroup2 mount)", path, ErrNotMine)
+	}
+	return f, nil
+}
+
+// openNode opens the node's cgroup at path once [Check] has passed.
+func openNode(path, rundir, name string) (*os.File, error) {
+	if err := Check(path, rundir, name); err != nil {
+		return nil, err
+	}
+	return Open(path)
+}
+
+// Join moves this process into the cgroup folder open at dirfd.
+func Join(dirfd int) error {
+	fd, err := unix.Openat(dirfd, "cgroup.procs", unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	_, err = unix.Write(fd, []byte(strconv.Itoa(os.Getpid())))
+	return err
+}
+
+// readIn reads the file name in the folder f.
+func readIn(f *os.File, name string) ([]byte, error) {
+	fd, err := unix.Openat(int(f.Fd()), name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	g := os.NewFile(uintptr(fd), name)
+	defer g.Close()
+	var b bytes.Buffer
+	_, err = b.ReadFrom(g)
+	return b.Bytes(), err
+}
+
+// A Tree is what a node's cgroup holds.
+type Tree struct {
+	// Procs are the pids of its processes.
+	Procs []int
+	// Populated: a process is left in it or in a folder under it.
+	Populated bool
+	// Memory is memory.current, CPUUsec cpu.stat's usage_usec; nil
+	// where the controller is not enabled.
+	Memory  *int64
+	CPUUsec *int64
+}
+
+// Read returns what the node's cgroup at path holds; fs.ErrNotExist when
+// there is no such folder.
+func Read(path, rundir, name string) (Tree, error) {
+	f, err := openNode(path, rundir, name)
+	if err != nil {
+		return Tree{}, err
+	}
+	defer f.Close()
+	return read(f)
+}
+
+func read(f *os.File) (Tree, error) {
+	var t Tree
+	ev, err := readIn(f, "cgroup.events")
+	if err != nil {
+		return t, fmt.Errorf("cgroup %s: %w", f.Name(), err)
+	}
+	t.Populated = bytes.Contains(ev, []byte("populated 1"))
+	if b, err := readIn(f, "cgroup.procs"); err == nil {
+		for _, l := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(l); err == nil {
+				t.Procs = append(t.Procs, pid)
+			}
+		}
+	}
+	if b, err := readIn(f, "memory.current"); err == nil {
+		if v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
+			t.Memory = &v
+		}
+	}
+	if b, err := readIn(f, "cpu.stat"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if s, ok := strings.CutPrefix(l, "usage_usec "); ok {
+				if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+					t.CPUUsec = &v
+				}
+			}
+		}
+	}
+	return t, nil
+}
+
+// Kill SIGKILLs every process in the node's cgroup at path (cgroup.kill).
+func Kill(path, rundir, name string) error {
+	f, err := openNode(path, rundir, name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fd, err := unix.Openat(int(f.Fd()), "cgroup.kill", unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return fmt.Errorf("cgroup %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.Write(fd, []byte("1")); err != nil {
+		return fmt.Errorf("cgroup %s: cgroup.kill: %w", path, err)
+	}
+	return nil
+}
+
+// Signal sends sig to every process in the node's cgroup at path, the
+// cgroup frozen meanwhile so that none of its pids is reused between the
+// read and the signal.
+func Signal(path, rundir, name string, sig syscall.Signal) error {
+	f, err := openNode(path, rundir, name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	write := func(file, v string) error {
+		fd, err := unix.Openat(int(f.Fd()), file, unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		_, err = unix.Write(fd, []byte(v))
+		return err
+	}
+	if err := write("cgroup.freeze", "1"); err != nil {
+		return fmt.Errorf("cgroup %s: cgroup.freeze: %w", path, err)
+	}
+	defer write("cgroup.freeze", "0")
+	t, err := read(f)
+	if err != nil {
+		return err
+	}
+	for _, pid := range t.Procs {
+		if pid > 1 && pid != os.Getpid() {
+			syscall.Kill(pid, sig)
+		}
+	}
+	return nil
+}
+
+// WaitEmpty polls the node's cgroup at path until nothing is left in it
+// or until deadline (zero: none) or done closes; it reports whether it
+// is empty, read again before it says so.
+func WaitEmpty(path, rundir, name string, deadline time.Time, done <-chan struct{}) (bool, error) {
+	f, err := openNode(path, rundir, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	for delay := 100 * time.Microsecond; ; delay = min(2*delay, 50*time.Millisecond) {
+		t, err := read(f)
+		if err != nil {
+			return false, err
+		}
+		if !t.Populated {
+			return true, nil
+		}
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			return false, nil
+		}
+		select {
+		case <-done:
+			return false, nil
+		case <-time.After(delay):
+		}
+	}
+}
+
+// Remove removes the node's cgroup folder at path if it is empty, then
+// the rundir's folder above it if that is empty too. A populated folder
+// is never removed (the kernel refuses it too).
+func Remove(path, rundir, name string) error {
+	if err := Check(path, rundir, name); err != nil {
+		return err
+	}
+	parent := filepath.Dir(path)
+	d, err := safefs.OpenFolder(parent, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cgroup: %w", err)
+	}
+	defer d.Close()
+	if t, err := Read(path, rundir, name); err == nil && t.Populated {
+		return fmt.Errorf("cgroup %s: %d processes left; not removed", path, len(t.Procs))
+	}
+	if err := unix.Unlinkat(int(d.File().Fd()), name, unix.AT_REMOVEDIR); err != nil && err != unix.ENOENT {
+		return fmt.Errorf("cgroup %s: %w", path, err)
+	}
+	RemoveParent(parent)
+	return nil
+}
+
+// RemoveParent removes the rundir's cgroup folder at parent when no node
+// folder is left in it.
+func RemoveParent(parent string) {
+	if !strings.HasPrefix(filepath.Base(parent), "multi.") {
+		return
+	}
+	gd, err := safefs.OpenFolder(filepath.Dir(parent), false)
+	if err != nil {
+		return
+	}
+	defer gd.Close()
+	unix.Unlinkat(int(gd.File().Fd()), filepath.Base(parent), unix.AT_REMOVEDIR) // ENOTEMPTY, EBUSY: in use
+}
