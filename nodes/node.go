@@ -77,6 +77,7 @@ package nodes
 
 import (
 	"errors"
+	"fmt"
 )
 
 // A Node is one named instance of the command, with its files resolved.
@@ -129,6 +130,16 @@ type Node struct {
 // pidfile held by another process reads the record again
 // ([ReadRecordStarted]) before it calls the holder a stranger.
 func (n Node) Recorded() Started { return n.recorded }
+
+// CheckKillMode returns an error unless m is a [Node.KillMode]: "" or
+// "mixed", "control-group" or "process", as systemd's KillMode=.
+func CheckKillMode(m string) error {
+	switch m {
+	case "", "mixed", "control-group", "process":
+		return nil
+	}
+	return fmt.Errorf("bad kill mode %q: want mixed, control-group or process", m)
+}
 
 // EnvNode is the environment variable that holds, for every node multi
 // starts, the node's full name, short@host (pidfile.EnvPidfile holds its

@@ -50,15 +50,6 @@ const (
 // rundir and node; nothing is written there.
 var ErrNotMine = errors.New("not a cgroup multi made for this node")
 
-// CheckKillMode returns an error for a kill mode multi does not know.
-func CheckKillMode(m string) error {
-	switch m {
-	case "", Mixed, ControlGroup, Process:
-		return nil
-	}
-	return fmt.Errorf("bad kill mode %q: want mixed, control-group or process", m)
-}
-
 // A Containment is what this process can give the nodes of one rundir.
 type Containment struct {
 	// Mode is Cgroup or Session.

@@ -158,12 +158,23 @@ func ownCgroup() (string, error) {
 	return "", errors.New("this process is in no cgroup v2 (no 0:: line in /proc/self/cgroup)")
 }
 
-// Make makes node name's folder under c's parent (there already is
-// fine) and returns its path.
+// Make makes node name's folder under c's parent, and the parent again
+// if a stop removed it meanwhile (there already is fine), and returns its
+// path.
 func Make(c Containment, name string) (string, error) {
 	d, err := safefs.OpenFolder(c.Parent, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		var g *safefs.Folder
+		if g, err = safefs.OpenFolder(filepath.Dir(c.Parent), false); err == nil {
+			err = unix.Mkdirat(int(g.File().Fd()), filepath.Base(c.Parent), 0o755)
+			g.Close()
+			if err == nil || err == unix.EEXIST {
+				d, err = safefs.OpenFolder(c.Parent, false)
+			}
+		}
+	}
 	if err != nil {
-		return "", fmt.Errorf("cgroup: %w", err)
+		return "", fmt.Errorf("cgroup %s: %w", c.Parent, err)
 	}
 	defer d.Close()
 	if err := unix.Mkdirat(int(d.File().Fd()), name, 0o755); err != nil && err != unix.EEXIST {

@@ -35,6 +35,9 @@ type flags struct {
 	ReadyFile string
 	// Env holds every --env, in order.
 	Env []string
+	// Clean and KillMode: a node's tree (its cgroup) at start.
+	Clean    bool
+	KillMode string
 
 	// Signal is the -SIGNAL given, 0 if none; SignalText is it as written
 	// (without the dash).
@@ -190,5 +193,19 @@ func setOnExit(f *flags, v string) error {
 	default:
 		return fmt.Errorf("--on-exit is stop-all, restart or ignore, not %q", v)
 	}
+	return nil
+}
+
+// The flags of a node's tree (its cgroup).
+var (
+	flagClean    = boolean(cli.BoolFlag{Name: "clean", Usage: "kill what is left in a lingering node's cgroup (its lock free, processes left), then start it"}, func(f *flags) *bool { return &f.Clean })
+	flagKillMode = &valueFlag{StringFlag: &cli.StringFlag{Name: "kill-mode", Usage: "how stops treat the node's tree, as systemd's KillMode=: `MODE` mixed (the stop signal to the node, SIGKILL to what is left after --timeout), control-group (the stop signal to all), process (the node only)", DefaultText: "mixed"}, set: setKillMode}
+)
+
+func setKillMode(f *flags, v string) error {
+	if err := nodes.CheckKillMode(v); err != nil {
+		return fmt.Errorf("--kill-mode: %w", err)
+	}
+	f.KillMode = v
 	return nil
 }

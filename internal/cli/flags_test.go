@@ -53,6 +53,8 @@ var flagCases = map[string]struct {
 	"wait":                 {[]string{"--wait=notify"}, func(a *call) bool { return a.Wait == waiter.Notify{} }},
 	"settle":               {[]string{"--settle=0"}, func(a *call) bool { return a.Settle == -1 }},
 	"lost":                 {[]string{"--lost"}, func(a *call) bool { return a.Lost }},
+	"clean":                {[]string{"--clean"}, func(a *call) bool { return a.Clean }},
+	"kill-mode":            {[]string{"--kill-mode=process"}, func(a *call) bool { return a.KillMode == "process" }},
 	"rolling":              {[]string{"--rolling"}, func(a *call) bool { return a.Rolling }},
 	"group":                {[]string{"--group"}, func(a *call) bool { return a.Group }},
 	"json":                 {[]string{"--json"}, func(a *call) bool { return a.JSON }},

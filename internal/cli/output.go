@@ -106,6 +106,9 @@ func (o *output) resultLine(r multi.Result, failed bool) string {
 		return o.paint(yellow, "not running")
 	case r.Outcome == multi.StaleRemoved:
 		return o.paint(yellow, "not running (stale pidfile removed)")
+	case r.Outcome == multi.Killed && r.Lingering > 0:
+		// Its lock was free; what its tree left in its cgroup is gone.
+		return o.paint(green, "killed") + fmt.Sprintf(" %d lingering processes", r.Lingering)
 	case r.Outcome == multi.KilledAfterTimeout:
 		// It did stop, but not when asked: that is worth a look.
 		return o.paint(yellow, "killed") + fmt.Sprintf(" after %s (pid %d)", r.KilledAfter, r.PID) + left(r)

@@ -57,7 +57,7 @@ from the node's record. OPTIONS (celery's worker options, per node as
    multi start 3 --range-prefix=web --pidfile=/run/app/%n.pid -- app -p 80%i
    multi start A B C D -c:1 4 -c:2-4 8 -- worker --name=%h
    multi start w1 --self-lock -- mygonode`,
-		flags:   common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle, flagEnv),
+		flags:   common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle, flagEnv, flagClean, flagKillMode),
 		grammar: grammar{forward: true, starts: true, names: true},
 		do:      start}
 	verbStop = lifecycle{name: "stop", usage: "send a signal (default TERM) and return",
@@ -159,8 +159,13 @@ func cluster(c *cli.Context, a *call) (*multi.Cluster, error) {
 		}
 	}
 	// Detach: this process exits right after, and its nodes are reparented.
+	if a.KillMode != "" {
+		for i := range ns {
+			ns[i].KillMode = a.KillMode // recorded with the node
+		}
+	}
 	return &multi.Cluster{Nodes: ns, RunDir: rundir(a), Detach: true, AllowSharedFolders: a.AllowSharedFolders,
-		LockTimeout: a.LockTimeout, Settle: a.Settle}, nil
+		LockTimeout: a.LockTimeout, Settle: a.Settle, Clean: a.Clean}, nil
 }
 
 // stopOptions are the options of a call's stops, from its flags and its
