@@ -11,6 +11,7 @@ import (
 
 	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // ErrLingering is wrapped by the error of a node whose lock is free while
@@ -229,4 +230,30 @@ func (c *Set) cleanLingering(r *Result, op string, wait bool) {
 		return
 	}
 	r.Outcome, r.Signal, r.Lingering = Killed, syscall.SIGKILL, len(killed)
+}
+
+// A Tree is package multi's Tree, which documents it.
+type Tree struct {
+	Containment string
+	Cgroup      string
+	Procs       int
+	Memory      *int64
+	CPUUsec     *int64
+	Lingering   bool
+}
+
+// tree is what n's recorded cgroup holds, for its status st.
+func (c *Set) tree(n nodes.Node, st Status) (Tree, error) {
+	if n.Cgroup == "" {
+		return Tree{Containment: cgroup.Session}, nil
+	}
+	t := Tree{Containment: cgroup.Cgroup, Cgroup: n.Cgroup}
+	ct, err := c.lingering(n)
+	if err != nil {
+		return t, err
+	}
+	t.Procs, t.Memory, t.CPUUsec = len(ct.Procs), ct.Memory, ct.CPUUsec
+	free := st.State != pidfile.Running && st.State != pidfile.Elsewhere
+	t.Lingering = ct.Populated && free && st.Lost == nil && st.Stopping == 0
+	return t, nil
 }
