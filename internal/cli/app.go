@@ -157,6 +157,7 @@ pidfile, 3 not running, 4 unknown. The manual page: multi man | man -l -`,
 			getCommand(),
 			completionCommand(),
 			manCommand(),
+			checkCommand(),
 			versionCommand(),
 		},
 		CommandNotFound: func(c *cli.Context, name string) {

@@ -119,7 +119,8 @@ func (c *Set) startCgroup(cg cgroup.Containment, prev nodes.Node, hasPrev bool, 
 // cgroup, there is nothing to do.
 func (c *Set) treeGone(ctx context.Context, r *Result, op string, sig syscall.Signal, expired <-chan struct{}) {
 	n := r.Node
-	if n.Cgroup == "" || n.KillMode == cgroup.Process {
+	if n.Cgroup == "" || n.KillMode == cgroup.Process || r.HeldBy != 0 {
+		// A new instance of the node, started meanwhile, has its cgroup.
 		return
 	}
 	rundir := c.rundir()

@@ -103,6 +103,9 @@ func (c *Set) progressLock() *sync.Mutex {
 	return &c.progressMu
 }
 
+// RunDirPath is the rundir c's nodes are recorded in.
+func (c *Set) RunDirPath() string { return c.rundir() }
+
 func (c *Set) rundir() string {
 	if c.RunDir == "" {
 		return nodes.DefaultRunDir()
