@@ -16,7 +16,7 @@ import (
 var verbGrammars = map[string]grammar{
 	"start": verbStart.grammar, "stop": verbStop.grammar, "stopwait": verbStopWait.grammar,
 	"kill": verbKill.grammar, "restart": verbRestart.grammar, "run": runGrammar, "forget": forgetGrammar,
-	"show": showGrammar, "get": showGrammar, "status": {}, "logs": {}, "names": {}, "expand": {},
+	"show": showGrammar, "get": showGrammar, "status": {}, "logs": {}, "names": {}, "expand": {}, "check": {},
 }
 
 // parseFor parses args as the command verb of multi's app does, up to the
