@@ -88,4 +88,5 @@ func killCgroups(rundir string) {
 			cgroup.Remove(n.Cgroup, rundir, n.Name)
 		}
 	}
+	cgroup.Sweep(rundir) // the folders of nodes that ended on their own
 }

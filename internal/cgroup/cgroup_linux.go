@@ -266,3 +266,49 @@ func RemoveParent(parent string) {
 	defer gd.Close()
 	unix.Unlinkat(int(gd.File().Fd()), filepath.Base(parent), unix.AT_REMOVEDIR) // ENOTEMPTY, EBUSY: in use
 }
+
+// KillMade kills what is left in the cgroup at path, one [Make] made for
+// a start under way, and returns the pids it found there: for a start
+// whose command daemonized, what it left behind.
+func KillMade(path string) ([]int, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	t, err := read(f)
+	if err != nil || !t.Populated {
+		return nil, err
+	}
+	fd, err := unix.Openat(int(f.Fd()), "cgroup.kill", unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return t.Procs, fmt.Errorf("cgroup %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.Write(fd, []byte("1")); err != nil {
+		return t.Procs, fmt.Errorf("cgroup %s: cgroup.kill: %w", path, err)
+	}
+	return t.Procs, nil
+}
+
+// Sweep removes every empty node folder under this process's folder for
+// rundir, and that folder when it is then empty: for tests, whose nodes
+// end in any way. A populated folder is never removed.
+func Sweep(rundir string) {
+	c := Detect(rundir)
+	if c.Mode != Cgroup {
+		return
+	}
+	d, err := safefs.OpenFolder(c.Parent, false)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	ents, _ := d.ReadDir()
+	for _, e := range ents {
+		if e.IsDir() {
+			unix.Unlinkat(int(d.File().Fd()), e.Name(), unix.AT_REMOVEDIR) // EBUSY: populated
+		}
+	}
+	RemoveParent(c.Parent)
+}

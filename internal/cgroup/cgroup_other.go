@@ -50,3 +50,9 @@ func Remove(path, rundir, name string) error { return nil }
 
 // RemoveParent does nothing off Linux.
 func RemoveParent(parent string) {}
+
+// KillMade is errors.ErrUnsupported off Linux.
+func KillMade(path string) ([]int, error) { return nil, errors.ErrUnsupported }
+
+// Sweep does nothing off Linux.
+func Sweep(rundir string) {}

@@ -258,3 +258,11 @@ func (c *Set) tree(n nodes.Node, st Status) (Tree, error) {
 	t.Lingering = ct.Populated && free && st.Lost == nil && st.Stopping == 0
 	return t, nil
 }
+
+// dropCgroup removes n's cgroup folder after a failed start, if nothing is
+// left in it (a populated one is never removed).
+func dropCgroup(rundir string, n nodes.Node) {
+	if n.Cgroup != "" {
+		cgroup.Remove(n.Cgroup, rundir, n.Name)
+	}
+}

@@ -124,6 +124,7 @@ func (c *Set) finishStart(r *Result, s *started, verb string) {
 	if c.settle() > 0 {
 		if err := ch.Recheck(); err != nil {
 			s.undo()
+			dropCgroup(c.rundir(), r.Node)
 			r.fail("start", err)
 			return
 		}
@@ -316,6 +317,7 @@ func (c *Set) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *s
 	}
 	if err != nil {
 		restore()
+		dropCgroup(rundir, n) // its empty folder, unless a tree is left in it
 		if ke := (*launch.KilledError)(nil); errors.As(err, &ke) {
 			r.PID = ke.PID
 		}

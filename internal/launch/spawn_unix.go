@@ -251,6 +251,14 @@ func (ch *Child) confirm() (*os.Process, error) {
 			msg += "; its log ends: " + tail
 		}
 	}
+	// The node's cgroup holds whatever the command forked, which then
+	// exited: a daemon. Nothing of it may keep running; named, then killed.
+	if n.Cgroup != "" {
+		if left := cgroupLeft(n.Cgroup); left != "" {
+			msg += "; the command seems to daemonize itself: run it in the foreground; killed what it left in its cgroup: " + left
+		}
+		return nil, &ExitError{Status: ws, Err: fmt.Errorf("%w %s", ErrExitedAtOnce, msg)}
+	}
 	// The session is the node's (the step's setsid): what remains of it
 	// was forked by the command, which then exited: a daemon. It is not
 	// signalled: nothing says it is ours to stop.
