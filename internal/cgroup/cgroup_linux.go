@@ -58,12 +58,28 @@ func Open(path string) (*os.File, error) {
 	return f, nil
 }
 
-// openNode opens the node's cgroup at path once [Check] has passed.
+// openNode opens the node's cgroup at path once [Check] has passed. Short
+// of descriptors (a stop's waits under a low RLIMIT_NOFILE), it waits up
+// to fdWait for one, as they come free.
 func openNode(path, rundir, name string) (*os.File, error) {
 	if err := Check(path, rundir, name); err != nil {
 		return nil, err
 	}
-	return Open(path)
+	f, err := Open(path)
+	deadline := time.Now().Add(fdWait)
+	for delay := time.Millisecond; noFD(err) && time.Now().Before(deadline); delay = min(2*delay, 50*time.Millisecond) {
+		time.Sleep(delay)
+		f, err = Open(path)
+	}
+	return f, err
+}
+
+// fdWait bounds how long an operation waits for a descriptor.
+const fdWait = 30 * time.Second
+
+// noFD reports whether err is EMFILE or ENFILE.
+func noFD(err error) bool {
+	return errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE)
 }
 
 // Join moves this process into the cgroup folder open at dirfd.
@@ -200,20 +216,16 @@ func Signal(path, rundir, name string, sig syscall.Signal) error {
 // or until deadline (zero: none) or done closes; it reports whether it
 // is empty, read again before it says so.
 func WaitEmpty(path, rundir, name string, deadline time.Time, done <-chan struct{}) (bool, error) {
-	f, err := openNode(path, rundir, name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return true, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
 	for delay := 100 * time.Microsecond; ; delay = min(2*delay, 50*time.Millisecond) {
-		t, err := read(f)
-		if err != nil {
+		// Opened for each look, not held: a stop waits on many at once.
+		t, err := Read(path, rundir, name)
+		if errors.Is(err, fs.ErrNotExist) {
+			return true, nil
+		}
+		if err != nil && !noFD(err) {
 			return false, err
 		}
-		if !t.Populated {
+		if err == nil && !t.Populated {
 			return true, nil
 		}
 		if !deadline.IsZero() && time.Now().After(deadline) {
@@ -236,6 +248,11 @@ func Remove(path, rundir, name string) error {
 	}
 	parent := filepath.Dir(path)
 	d, err := safefs.OpenFolder(parent, false)
+	deadline := time.Now().Add(fdWait)
+	for delay := time.Millisecond; noFD(err) && time.Now().Before(deadline); delay = min(2*delay, 50*time.Millisecond) {
+		time.Sleep(delay)
+		d, err = safefs.OpenFolder(parent, false)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -304,7 +321,13 @@ func Sweep(rundir string) {
 		return
 	}
 	defer d.Close()
-	ents, _ := d.ReadDir()
+	fd, err := unix.Openat(int(d.File().Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	dir := os.NewFile(uintptr(fd), c.Parent)
+	defer dir.Close()
+	ents, _ := dir.ReadDir(-1)
 	for _, e := range ents {
 		if e.IsDir() {
 			unix.Unlinkat(int(d.File().Fd()), e.Name(), unix.AT_REMOVEDIR) // EBUSY: populated
