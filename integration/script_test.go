@@ -153,6 +153,9 @@ func scriptParams(t *testing.T) testscript.Params {
 			case "cgroup":
 				// multi can make a cgroup v2 folder for its nodes here.
 				return canCgroup(), nil
+			case "celery":
+				// Debian's python3-celery (apt-get install python3-celery).
+				return exec.Command("/usr/bin/python3", "-c", "import celery").Run() == nil, nil
 			case "pidns":
 				// Pid 1 of a private pid namespace: TestPidNamespace.
 				return os.Getpid() == 1 && os.Getenv(nsUnitEnv) != "", nil
