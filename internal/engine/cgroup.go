@@ -266,3 +266,19 @@ func dropCgroup(rundir string, n nodes.Node) {
 		cgroup.Remove(n.Cgroup, rundir, n.Name)
 	}
 }
+
+// treeEmpty reports whether nothing of r's node's tree is left to wait
+// for, removing its emptied cgroup: a node of one process, gone with its
+// lock, costs a stop one look, and no goroutine holding descriptors.
+func (c *Set) treeEmpty(r *Result) bool {
+	n := r.Node
+	if n.KillMode == cgroup.Process || r.HeldBy != 0 {
+		return true
+	}
+	t, err := c.lingering(n)
+	if err != nil || t.Populated {
+		return false // treeGone waits, kills and says why
+	}
+	c.removeCgroup(r)
+	return true
+}

@@ -242,7 +242,7 @@ func (s *stopWaiter) done(killed bool) func(waiter.Target, error) {
 			if killed && r.Err == nil {
 				r.Outcome = KilledAfterTimeout
 			}
-			if r.Err == nil && r.Node.Cgroup != "" {
+			if r.Err == nil && r.Node.Cgroup != "" && !s.c.treeEmpty(r) {
 				// Over once its tree is gone too: off the waiter's loop.
 				s.trees.Go(func() {
 					s.c.treeGone(s.ctx, r, s.op, s.sig, s.expired)
