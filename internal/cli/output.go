@@ -172,7 +172,10 @@ func warnings(r multi.Result) string {
 		}
 		ws = append(ws, fmt.Sprintf("pidfile %s says %s but the lock holder is pid %d; using %d", r.Node.PidFile, says, pid, pid))
 	}
-	if r.KilledAfter != 0 {
+	switch {
+	case r.KilledAfter != 0 && r.Lingering > 0:
+		ws = append(ws, fmt.Sprintf("%d processes of its tree still running after %s; killed them (cgroup.kill)", r.Lingering, r.KilledAfter))
+	case r.KilledAfter != 0:
 		ws = append(ws, fmt.Sprintf("still running after %s; sent KILL (pid %d)", r.KilledAfter, pid))
 	}
 	if r.RecordErr != nil {

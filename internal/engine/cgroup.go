@@ -160,6 +160,7 @@ func (c *Set) treeGone(ctx context.Context, r *Result, op string, sig syscall.Si
 		return
 	}
 	if len(killed) > 0 && sig != syscall.SIGKILL {
+		r.Lingering = len(killed)
 		if r.KilledAfter == 0 {
 			r.KilledAfter = c.stop.Timeout
 		}
