@@ -283,3 +283,10 @@ func (c *Set) treeEmpty(r *Result) bool {
 	c.removeCgroup(r)
 	return true
 }
+
+// containment is the containment of c's starts, found at the first: a
+// restart's or a run's many starts do not look again.
+func (c *Set) containment() cgroup.Containment {
+	c.cgOnce.Do(func() { c.cg = cgroup.Detect(c.rundir()) })
+	return c.cg
+}

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/launch"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/waiter"
@@ -43,6 +44,10 @@ type Set struct {
 	// rp is the reaper of the Run under way (see RunStart), handed to
 	// every start; nil elsewhere.
 	rp *launch.Reaper
+	// cg is the containment of this call's starts, found once (see
+	// containment).
+	cgOnce sync.Once
+	cg     cgroup.Containment
 }
 
 // StopOptions are package multi's StopOptions, which documents them.

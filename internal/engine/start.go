@@ -25,8 +25,9 @@ var startWorkers = 4 * runtime.NumCPU()
 
 // startFDs is about how many descriptors one start holds at once: the
 // step's pipe, /dev/null three times, fork's own pipe and pidfd, the
-// record and the pidfile.
-const startFDs = 10
+// record and the pidfile; the node's cgroup folder and the walks that
+// make and read it.
+const startFDs = 14
 
 // startConcurrency is startWorkers, fewer when RLIMIT_NOFILE is low, so
 // that a low limit slows starts down rather than failing them.
@@ -74,7 +75,7 @@ func (c *Set) startAll(ctx context.Context, results []Result, verb func(int) (st
 	defer end()
 	// One containment for the call: a cgroup per node where multi can make
 	// one (see package cgroup).
-	cg := cgroup.Detect(c.rundir())
+	cg := c.containment()
 	for lo := 0; lo < len(results); lo += batch {
 		hi := min(lo+batch, len(results))
 		c.startBatch(ctx, cg, results[lo:hi], workers, func(i int) (string, bool) { return verb(lo + i) })

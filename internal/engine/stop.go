@@ -194,6 +194,7 @@ type stopWaiter struct {
 	// trees are the waits for nodes' cgroups to empty (see treeGone),
 	// which end before stopWait does; expired closes at the timeout.
 	trees   sync.WaitGroup
+	treeMu  sync.Mutex
 	ctx     context.Context
 	expired chan struct{}
 }
@@ -245,7 +246,11 @@ func (s *stopWaiter) done(killed bool) func(waiter.Target, error) {
 			if r.Err == nil && r.Node.Cgroup != "" && !s.c.treeEmpty(r) {
 				// Over once its tree is gone too: off the waiter's loop.
 				s.trees.Go(func() {
+					// One tree looked at at a time: each look opens its
+					// folder, beside the waiter's descriptors.
+					s.treeMu.Lock()
 					s.c.treeGone(s.ctx, r, s.op, s.sig, s.expired)
+					s.treeMu.Unlock()
 					s.final(r)
 				})
 				return

@@ -389,6 +389,9 @@ const fdWait = 30 * time.Second
 func isNoFD(err error) bool {
 	var pe *os.PathError
 	var se *os.SyscallError
-	return (errors.As(err, &pe) && pe.Op == "fork/exec" || errors.As(err, &se) && se.Syscall == "pipe2" || errors.As(err, &se) && se.Syscall == "pipe") &&
+	// EBADF from fork/exec: the child could not move a descriptor below
+	// the limit (dup3 past RLIMIT_NOFILE), no fault of the node's.
+	forkBadFD := errors.As(err, &pe) && pe.Op == "fork/exec" && errors.Is(err, syscall.EBADF)
+	return forkBadFD || (errors.As(err, &pe) && pe.Op == "fork/exec" || errors.As(err, &se) && se.Syscall == "pipe2" || errors.As(err, &se) && se.Syscall == "pipe") &&
 		(errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE))
 }
