@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -234,7 +235,13 @@ func probeFields(ts *testscript.TestScript, pid int) map[string]string {
 		}
 	}
 	f["oom_score_adj"] = strings.TrimSpace(read("oom_score_adj"))
-	f["cgroup"] = strings.TrimSpace(read("cgroup"))
+	// A node's own cgroup v2 folder (containment cgroup, README) is the
+	// one difference its cgroup may have: multi.<id>/<node> under the
+	// caller's.
+	f["cgroup"] = ownCgroup.ReplaceAllString(strings.TrimSpace(read("cgroup")), "")
+	if strings.HasSuffix(f["cgroup"], "0::") {
+		f["cgroup"] += "/" // the node's under the root cgroup
+	}
 	if b, err := os.ReadFile(dir + "personality"); err == nil {
 		f["personality"] = strings.TrimSpace(string(b))
 	}
@@ -268,3 +275,6 @@ func inheritedFDs(ts *testscript.TestScript) map[string]bool {
 	}
 	return out
 }
+
+// ownCgroup is the part of a node's cgroup v2 path that multi adds.
+var ownCgroup = regexp.MustCompile(`/multi\.[0-9a-f]{16}/[^/\n]+$`)

@@ -109,6 +109,7 @@ func scriptParams(t *testing.T) testscript.Params {
 			}
 			work := env.WorkDir
 			env.Defer(func() { killLeftovers(env.T(), work) })
+			env.Defer(func() { killCgroups(filepath.Join(work, "run")) })
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -136,6 +137,7 @@ func scriptParams(t *testing.T) testscript.Params {
 			"notifysock": cmdNotifySock,
 			"lockwaiter": cmdLockWaiter,
 			"parity":     cmdParity,
+			"marked":     cmdMarked,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
@@ -148,6 +150,9 @@ func scriptParams(t *testing.T) testscript.Params {
 				// A process can become a child subreaper (not under
 				// qemu-user, which answers EINVAL).
 				return canSubreaper(), nil
+			case "cgroup":
+				// multi can make a cgroup v2 folder for its nodes here.
+				return canCgroup(), nil
 			case "pidns":
 				// Pid 1 of a private pid namespace: TestPidNamespace.
 				return os.Getpid() == 1 && os.Getenv(nsUnitEnv) != "", nil

@@ -120,6 +120,9 @@ type Cluster struct {
 	// neither written nor read there. Without it they are refused
 	// ([nodes.UnsafeFolderError]).
 	AllowSharedFolders bool
+	// Clean makes a start kill what is left in a node's cgroup from its
+	// last run (a lingering node) instead of refusing to start it.
+	Clean bool
 
 	// progressMu makes Progress one call at a time across the verbs.
 	progressMu sync.Mutex

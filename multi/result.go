@@ -54,6 +54,10 @@ type Result struct {
 	// Lost says the node had lost its pidfile's lock (see [LostError]) and
 	// was signalled through its record ([StopOptions.Lost]).
 	Lost bool `json:",omitempty"`
+	// Lingering is how many processes were killed in the node's cgroup:
+	// those of a node whose lock was free (its master gone, its children
+	// left), or those left after the timeout (KilledAfter).
+	Lingering int `json:",omitempty"`
 	// Exit, if not nil, is how the node's process ended, as [Cluster.Run]
 	// saw it end on its own: Outcome Failed, or Stopped when the node was
 	// stopped from another shell.

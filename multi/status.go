@@ -29,6 +29,8 @@ type Status struct {
 	// start can see pass (notify, fd:N, log) count a running node ready.
 	Ready    string
 	ReadyErr error
+	// Tree is what the node's containment holds: its cgroup's processes.
+	Tree Tree
 	// Err is set when the pidfile could not be inspected, or is locked by
 	// something that is not a node (State [pidfile.Foreign]; Err then
 	// matches [pidfile.ErrForeignLock]).
@@ -50,6 +52,8 @@ func (s Status) String() string {
 		return fmt.Sprintf("%s: lost (pid %d)", s.Node.Name, s.Lost.PID)
 	case s.Stopping != 0:
 		return fmt.Sprintf("%s: stopping (pid %d)", s.Node.Name, s.Stopping)
+	case s.Tree.Lingering:
+		return fmt.Sprintf("%s: lingering (%d processes)", s.Node.Name, s.Tree.Procs)
 	case s.PID > 0:
 		return fmt.Sprintf("%s: %s (pid %d)", s.Node.Name, s.State, s.PID)
 	}
@@ -70,6 +74,7 @@ type statusJSON struct {
 	Err      string     `json:",omitempty"`
 	Ready    string     `json:",omitempty"`
 	ReadyErr string     `json:",omitempty"`
+	Tree     Tree
 }
 
 // MarshalJSON encodes s with its state as a word and its errors as their
@@ -77,7 +82,7 @@ type statusJSON struct {
 func (s Status) MarshalJSON() ([]byte, error) {
 	return json.Marshal(statusJSON{Node: s.Node, Path: s.Path, State: s.State, PID: s.PID,
 		LockErr: errText(s.LockErr), FilePID: s.FilePID, FileErr: errText(s.FileErr),
-		Lost: s.Lost, Stopping: s.Stopping, Err: errText(s.Err), Ready: s.Ready, ReadyErr: errText(s.ReadyErr)})
+		Lost: s.Lost, Stopping: s.Stopping, Tree: s.Tree, Err: errText(s.Err), Ready: s.Ready, ReadyErr: errText(s.ReadyErr)})
 }
 
 // UnmarshalJSON decodes what MarshalJSON encodes. The errors come back
@@ -89,7 +94,7 @@ func (s *Status) UnmarshalJSON(b []byte) error {
 	}
 	*s = Status{Node: j.Node, Info: pidfile.Info{Path: j.Path, State: j.State, PID: j.PID,
 		LockErr: textErr(j.LockErr), FilePID: j.FilePID, FileErr: textErr(j.FileErr)},
-		Lost: j.Lost, Stopping: j.Stopping, Err: textErr(j.Err), Ready: j.Ready, ReadyErr: textErr(j.ReadyErr)}
+		Lost: j.Lost, Stopping: j.Stopping, Tree: j.Tree, Err: textErr(j.Err), Ready: j.Ready, ReadyErr: textErr(j.ReadyErr)}
 	return nil
 }
 
@@ -107,4 +112,20 @@ func textErr(s string) error {
 		return nil
 	}
 	return errors.New(s)
+}
+
+// A Tree is what a node's containment holds. Containment is "cgroup"
+// where the node's processes are in a cgroup v2 folder of its own
+// (Cgroup), else "session" (its lock holder and its session, as without
+// cgroups). Procs counts the processes in the cgroup; Memory
+// (memory.current, bytes) and CPUUsec (cpu.stat's usage_usec) are nil
+// where those controllers are not enabled: absent, not zero. Lingering:
+// nobody holds the node's lock, yet processes are left in its cgroup.
+type Tree struct {
+	Containment string
+	Cgroup      string `json:",omitempty"`
+	Procs       int
+	Memory      *int64 `json:",omitempty"`
+	CPUUsec     *int64 `json:",omitempty"`
+	Lingering   bool   `json:",omitempty"`
 }

@@ -72,7 +72,7 @@ func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
 	out := make([]Status, len(st))
 	var errs []error
 	for i, s := range st {
-		out[i] = Status{Node: s.Node, Info: s.Info, Stopping: s.Stopping, Err: nodeErr(s.Err), Ready: s.Ready, ReadyErr: s.ReadyErr}
+		out[i] = Status{Node: s.Node, Info: s.Info, Stopping: s.Stopping, Tree: Tree(s.Tree), Err: nodeErr(s.Err), Ready: s.Ready, ReadyErr: s.ReadyErr}
 		if s.Lost != nil {
 			out[i].Lost = &LostError{PID: s.Lost.PID, Started: s.Lost.Started, Start: s.Lost.Start}
 		}
@@ -110,7 +110,7 @@ func (c *Cluster) Only(names ...string) (*Cluster, error) {
 func (c *Cluster) sub(ns []nodes.Node) *Cluster {
 	// Field by field: a Cluster holds a lock and is not copied whole.
 	return &Cluster{Nodes: ns, RunDir: c.RunDir, Progress: c.Progress, LockTimeout: c.LockTimeout,
-		Detach: c.Detach, Settle: c.Settle, ReadyTimeout: c.ReadyTimeout, Env: c.Env, AllowSharedFolders: c.AllowSharedFolders}
+		Detach: c.Detach, Settle: c.Settle, ReadyTimeout: c.ReadyTimeout, Env: c.Env, AllowSharedFolders: c.AllowSharedFolders, Clean: c.Clean}
 }
 
 // set is the engine's view of c, for one call: c's settings, and c's
@@ -118,7 +118,7 @@ func (c *Cluster) sub(ns []nodes.Node) *Cluster {
 // the verbs that run at once on c.
 func (c *Cluster) set() *engine.Set {
 	s := &engine.Set{Nodes: c.Nodes, RunDir: c.RunDir, LockTimeout: c.LockTimeout, Detach: c.Detach,
-		Settle: c.Settle, ReadyTimeout: c.ReadyTimeout, Env: c.Env, AllowSharedFolders: c.AllowSharedFolders, Mu: &c.progressMu}
+		Settle: c.Settle, ReadyTimeout: c.ReadyTimeout, Env: c.Env, AllowSharedFolders: c.AllowSharedFolders, Clean: c.Clean, Mu: &c.progressMu}
 	if s.Settle == 0 {
 		s.Settle = DefaultSettle
 	}
@@ -154,7 +154,7 @@ func results(rs []engine.Result, _ error) ([]Result, error) {
 func result(r engine.Result) Result {
 	out := Result{Node: r.Node, Outcome: Outcome(r.Outcome), PID: r.PID, Signal: r.Signal,
 		KilledAfter: r.KilledAfter, OldPID: r.OldPID, FilePID: r.FilePID, HeldBy: r.HeldBy,
-		TookOver: r.TookOver, Lost: r.Lost, RecordErr: r.RecordErr, Err: nodeErr(r.Err), Elapsed: r.Elapsed}
+		TookOver: r.TookOver, Lost: r.Lost, Lingering: r.Lingering, RecordErr: r.RecordErr, Err: nodeErr(r.Err), Elapsed: r.Elapsed}
 	if r.Exit != nil {
 		out.Exit = &ExitStatus{Code: r.Exit.Code, Signal: r.Exit.Signal}
 	}

@@ -77,6 +77,7 @@ package nodes
 
 import (
 	"errors"
+	"fmt"
 )
 
 // A Node is one named instance of the command, with its files resolved.
@@ -114,6 +115,12 @@ type Node struct {
 	// its kinds); "" for none. Start waits until it passes; it is
 	// recorded, so that restart and status use it again.
 	Ready string
+	// Cgroup is the path of the node's cgroup v2 folder, which holds its
+	// whole process tree; "" where its containment is its session.
+	Cgroup string
+	// KillMode is how a stop treats the node's tree (internal/cgroup's
+	// mixed, control-group or process); "" is mixed.
+	KillMode string
 
 	// recorded is the process the node's record named when Spec.Resolve
 	// read it, if the node's pidfile is the record's (see Recorded).
@@ -127,6 +134,16 @@ type Node struct {
 // pidfile held by another process reads the record again
 // ([ReadRecordStarted]) before it calls the holder a stranger.
 func (n Node) Recorded() Started { return n.recorded }
+
+// CheckKillMode returns an error unless m is a [Node.KillMode]: "" or
+// "mixed", "control-group" or "process", as systemd's KillMode=.
+func CheckKillMode(m string) error {
+	switch m {
+	case "", "mixed", "control-group", "process":
+		return nil
+	}
+	return fmt.Errorf("bad kill mode %q: want mixed, control-group or process", m)
+}
 
 // EnvNode is the environment variable that holds, for every node multi
 // starts, the node's full name, short@host (pidfile.EnvPidfile holds its

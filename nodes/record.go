@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -37,6 +36,9 @@ type record struct {
 	PID        int    `json:"pid,omitempty"`
 	StartTicks uint64 `json:"start_ticks,omitempty"`
 	PidfdIno   uint64 `json:"pidfd_ino,omitempty"`
+	// Cgroup and KillMode: where the node's tree runs and how it stops.
+	Cgroup   string `json:"cgroup,omitempty"`
+	KillMode string `json:"kill_mode,omitempty"`
 }
 
 // Started names the process a record says runs its node: its pid and its
@@ -156,34 +158,8 @@ func WriteRecordStarted(rundir string, n Node, s Started) error {
 	return nil
 }
 
-// ErrRecordTooLarge is wrapped by the error of a node whose record would
-// be too large to be read back (its command, options and environment
-// together over about 1 MiB): nothing is written.
-var ErrRecordTooLarge = errors.New("record too large")
-
 func marshalRecord(n Node, s Started) ([]byte, error) {
-	return json.MarshalIndent(record{n.Name, n.Host, n.Index, n.Command, n.Options, n.Dir, n.Env, n.PidFile, n.LogFile, n.SelfLock, n.Ready, s.PID, s.StartTicks, s.PidfdIno}, "", "  ")
-}
-
-func tooLarge(n Node, path string, size int) error {
-	return fmt.Errorf("%s: %w: %s would be %d bytes, over the %d a record may have (its command, options and --env)",
-		n.Name, ErrRecordTooLarge, path, size, maxRecord)
-}
-
-// CheckRecord returns an error wrapping [ErrRecordTooLarge] if the record
-// of n in rundir, once its process is recorded, would be too large to be
-// read back: checked before anything starts, so that no node runs that
-// its record cannot name.
-func CheckRecord(rundir string, n Node) error {
-	// Room for the process and for fields records may gain.
-	b, err := marshalRecord(n, Started{PID: math.MaxInt32, StartTicks: math.MaxUint64, PidfdIno: math.MaxUint64})
-	if err != nil {
-		return err
-	}
-	if len(b)+256 >= maxRecord {
-		return tooLarge(n, RecordPath(rundir, n.Name), len(b))
-	}
-	return nil
+	return json.MarshalIndent(record{n.Name, n.Host, n.Index, n.Command, n.Options, n.Dir, n.Env, n.PidFile, n.LogFile, n.SelfLock, n.Ready, s.PID, s.StartTicks, s.PidfdIno, n.Cgroup, n.KillMode}, "", "  ")
 }
 
 // ReadRecord reads the record of the node named name from rundir. The
@@ -229,7 +205,7 @@ func readRecord(d *safefs.Folder, rundir, name string) (Node, record, error) {
 	}
 	return Node{Name: r.Name, Host: r.Host, Index: r.Index, Command: r.Command, Options: r.Options,
 		Dir: r.Dir, Env: r.Env, PidFile: r.PidFile, LogFile: r.LogFile, SelfLock: r.SelfLock, Ready: r.Ready,
-		recorded: r.started()}, r, nil
+		Cgroup: r.Cgroup, KillMode: r.KillMode, recorded: r.started()}, r, nil
 }
 
 // ReadRecords reads every node record in rundir, ordered by index and then
@@ -381,6 +357,11 @@ func (s Spec) Resolve() ([]Node, error) {
 		}
 		if ns[i].PidFile == rec.PidFile {
 			ns[i].recorded = rec.recorded
+		}
+		// Where the recorded tree runs, whatever command comes next.
+		ns[i].Cgroup = rec.Cgroup
+		if ns[i].KillMode == "" {
+			ns[i].KillMode = rec.KillMode
 		}
 		if len(s.Command) > 0 {
 			continue

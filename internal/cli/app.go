@@ -39,6 +39,9 @@ const (
 	exitUsage   = 2
 	exitStopped = 3
 	exitUnknown = 4
+	// exitLingering: status of a node whose lock is free while processes
+	// are left in its cgroup (LSB leaves 150-199 to applications).
+	exitLingering = 150
 )
 
 // Run runs multi with the command line args (args[0] is the program name),
@@ -154,6 +157,7 @@ pidfile, 3 not running, 4 unknown. The manual page: multi man | man -l -`,
 			getCommand(),
 			completionCommand(),
 			manCommand(),
+			checkCommand(),
 			versionCommand(),
 		},
 		CommandNotFound: func(c *cli.Context, name string) {

@@ -53,6 +53,9 @@ type flags struct {
 	Health, Live string
 	LiveInterval time.Duration
 	LiveFailures int
+	// Clean and KillMode: a node's tree (its cgroup) at start.
+	Clean    bool
+	KillMode string
 
 	// Signal is the -SIGNAL given, 0 if none; SignalText is it as written
 	// (without the dash).
@@ -264,5 +267,19 @@ func setLiveFailures(f *flags, v string) error {
 		return fmt.Errorf("--live-failures wants a count from 1, not %q", v)
 	}
 	f.LiveFailures = k
+	return nil
+}
+
+// The flags of a node's tree (its cgroup).
+var (
+	flagClean    = boolean(cli.BoolFlag{Name: "clean", Usage: "kill what is left in a lingering node's cgroup (its lock free, processes left), then start it"}, func(f *flags) *bool { return &f.Clean })
+	flagKillMode = &valueFlag{StringFlag: &cli.StringFlag{Name: "kill-mode", Usage: "how stops treat the node's tree, as systemd's KillMode=: `MODE` mixed (the stop signal to the node, SIGKILL to what is left after --timeout), control-group (the stop signal to all), process (the node only)", DefaultText: "mixed"}, set: setKillMode}
+)
+
+func setKillMode(f *flags, v string) error {
+	if err := nodes.CheckKillMode(v); err != nil {
+		return fmt.Errorf("--kill-mode: %w", err)
+	}
+	f.KillMode = v
 	return nil
 }

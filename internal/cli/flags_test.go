@@ -16,7 +16,7 @@ import (
 var verbGrammars = map[string]grammar{
 	"start": verbStart.grammar, "stop": verbStop.grammar, "stopwait": verbStopWait.grammar,
 	"kill": verbKill.grammar, "restart": verbRestart.grammar, "run": runGrammar, "forget": forgetGrammar,
-	"show": showGrammar, "get": showGrammar, "status": {}, "logs": {}, "names": {}, "expand": {},
+	"show": showGrammar, "get": showGrammar, "status": {}, "logs": {}, "names": {}, "expand": {}, "check": {},
 }
 
 // parseFor parses args as the command verb of multi's app does, up to the
@@ -53,6 +53,8 @@ var flagCases = map[string]struct {
 	"wait":                 {[]string{"--wait=notify"}, func(a *call) bool { return a.Wait == waiter.Notify{} }},
 	"settle":               {[]string{"--settle=0"}, func(a *call) bool { return a.Settle == -1 }},
 	"lost":                 {[]string{"--lost"}, func(a *call) bool { return a.Lost }},
+	"clean":                {[]string{"--clean"}, func(a *call) bool { return a.Clean }},
+	"kill-mode":            {[]string{"--kill-mode=process"}, func(a *call) bool { return a.KillMode == "process" }},
 	"rolling":              {[]string{"--rolling"}, func(a *call) bool { return a.Rolling }},
 	"all":                  {[]string{"--all"}, func(a *call) bool { return a.All }},
 	"group":                {[]string{"--group"}, func(a *call) bool { return a.Group }},

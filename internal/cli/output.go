@@ -106,6 +106,9 @@ func (o *output) resultLine(r multi.Result, failed bool) string {
 		return o.paint(yellow, "not running")
 	case r.Outcome == multi.StaleRemoved:
 		return o.paint(yellow, "not running (stale pidfile removed)")
+	case r.Outcome == multi.Killed && r.Lingering > 0:
+		// Its lock was free; what its tree left in its cgroup is gone.
+		return o.paint(green, "killed") + fmt.Sprintf(" %d lingering processes", r.Lingering)
 	case r.Outcome == multi.KilledAfterTimeout:
 		// It did stop, but not when asked: that is worth a look.
 		return o.paint(yellow, "killed") + fmt.Sprintf(" after %s (pid %d)", r.KilledAfter, r.PID) + left(r)
@@ -169,7 +172,10 @@ func warnings(r multi.Result) string {
 		}
 		ws = append(ws, fmt.Sprintf("pidfile %s says %s but the lock holder is pid %d; using %d", r.Node.PidFile, says, pid, pid))
 	}
-	if r.KilledAfter != 0 {
+	switch {
+	case r.KilledAfter != 0 && r.Lingering > 0:
+		ws = append(ws, fmt.Sprintf("%d processes of its tree still running after %s; killed them (cgroup.kill)", r.Lingering, r.KilledAfter))
+	case r.KilledAfter != 0:
 		ws = append(ws, fmt.Sprintf("still running after %s; sent KILL (pid %d)", r.KilledAfter, pid))
 	}
 	if r.RecordErr != nil {

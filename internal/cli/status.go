@@ -28,6 +28,12 @@ type statusJSON struct {
 	// Ready: ready, starting or unready, for a running node with a check.
 	Ready      string `json:"ready,omitempty"`
 	ReadyError string `json:"ready_error,omitempty"`
+	// The node's tree: containment, processes, memory and CPU time where
+	// its cgroup has them (absent, not zero, where not).
+	Containment string `json:"containment"`
+	Procs       *int   `json:"procs,omitempty"`
+	Memory      *int64 `json:"memory_bytes,omitempty"`
+	CPUUsec     *int64 `json:"cpu_usec,omitempty"`
 }
 
 func statusCommand() *cli.Command {
@@ -71,6 +77,10 @@ pid is the lock holder as multi sees it, file_pid what the text says.
 					PID: s.PID, FilePID: s.FilePID, PidFile: s.Node.PidFile, LogFile: s.Node.LogFile, Ready: s.Ready}
 				if s.ReadyErr != nil {
 					out[i].ReadyError = s.ReadyErr.Error()
+				}
+				out[i].Containment, out[i].Memory, out[i].CPUUsec = s.Tree.Containment, s.Tree.Memory, s.Tree.CPUUsec
+				if s.Tree.Containment == "cgroup" {
+					out[i].Procs = &s.Tree.Procs
 				}
 				if s.Err != nil {
 					out[i].Error = s.Err.Error()
@@ -117,6 +127,8 @@ func (o *output) describeStatus(s multi.Status) string {
 		return o.paint(red, "lost") + fmt.Sprintf(" (pid %d, started %s, runs without its pidfile's lock; stop it with --lost)", s.Lost.PID, s.Lost.Started.Format(time.DateTime))
 	case s.Stopping != 0:
 		return o.paint(yellow, "stopping") + fmt.Sprintf(" (pid %d let go of its pidfile's lock and is exiting)", s.Stopping)
+	case s.Tree.Lingering:
+		return o.paint(red, "lingering") + fmt.Sprintf(" (its lock is free, but %d processes are left in its cgroup %s; stopwait cleans them)", s.Tree.Procs, nodes.Printable(s.Tree.Cgroup))
 	case s.State == pidfile.Running && s.Mismatch():
 		return o.paint(green, "running") + fmt.Sprintf(" (pid %d; the pidfile's text disagrees, the lock holder is the truth)", s.PID)
 	case s.State == pidfile.Running:
@@ -305,6 +317,8 @@ func stateWord(s multi.Status) (word, color string) {
 		return "lost", red
 	case s.Stopping != 0:
 		return "stopping", yellow
+	case s.Tree.Lingering:
+		return "lingering", red
 	case s.State == pidfile.Running || s.State == pidfile.Elsewhere:
 		return s.State.String(), green
 	case s.State == pidfile.Stale:
@@ -321,12 +335,15 @@ func statusCode(sts []multi.Status) int {
 		case s.Err != nil, s.Lost != nil:
 			// A lost node runs, unseen through its lock: unknown.
 			return exitUnknown
+		case s.Tree.Lingering:
+			// Its master gone, its tree left: worse than stale.
+			code = exitLingering
 		case s.Stopping != 0:
 			// On its way out: not running.
 			if code == exitOK {
 				code = exitStopped
 			}
-		case s.State == pidfile.Stale:
+		case s.State == pidfile.Stale && code != exitLingering:
 			code = exitFailed
 		case s.State == pidfile.Absent && code == exitOK:
 			code = exitStopped

@@ -60,7 +60,7 @@ that is down. A node running another command than the one given: FAILED.
    multi start A B C D -c:1 4 -c:2-4 8 -- worker --name=%h
    multi start w1 --self-lock -- mygonode
    multi start`,
-		flags:   common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle, flagEnv, flagAll, flagReady, flagReadyTimeout),
+		flags:   common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle, flagEnv, flagAll, flagReady, flagReadyTimeout, flagClean, flagKillMode),
 		grammar: grammar{forward: true, starts: true},
 		do:      start}
 	verbStop = lifecycle{name: "stop", usage: "send a signal (default TERM) and return",
@@ -163,8 +163,13 @@ func cluster(c *cli.Context, a *call) (*multi.Cluster, error) {
 		}
 	}
 	// Detach: this process exits right after, and its nodes are reparented.
+	if a.KillMode != "" {
+		for i := range ns {
+			ns[i].KillMode = a.KillMode // recorded with the node
+		}
+	}
 	return &multi.Cluster{Nodes: ns, RunDir: rundir(a), Detach: true, AllowSharedFolders: a.AllowSharedFolders,
-		LockTimeout: a.LockTimeout, Settle: a.Settle, ReadyTimeout: a.ReadyTimeout}, nil
+		LockTimeout: a.LockTimeout, Settle: a.Settle, ReadyTimeout: a.ReadyTimeout, Clean: a.Clean}, nil
 }
 
 // stopOptions are the options of a call's stops, from its flags and its

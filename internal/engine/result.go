@@ -24,6 +24,7 @@ type Result struct {
 	HeldBy      int
 	TookOver    bool
 	Lost        bool
+	Lingering   int // processes killed in the node's cgroup: lingering, or left after the timeout
 	Exit        *ExitStatus
 	RecordErr   error
 	Err         error // a *NodeError

@@ -57,6 +57,7 @@ func (c *Set) RunStartAll(ctx context.Context, rp *launch.Reaper) []Result {
 // start.
 func (c *Set) RunStart(ctx context.Context, rp *launch.Reaper, n nodes.Node, word string) Result {
 	c.rp = rp
+	c.Clean = true // what the node's last run left is killed before it runs again
 	res := []Result{{Node: n}}
 	c.startAll(ctx, res, func(int) (string, bool) { return word, true })
 	return res[0]

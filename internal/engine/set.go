@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/launch"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/waiter"
@@ -31,6 +32,8 @@ type Set struct {
 	ReadyTimeout       time.Duration
 	Env                []string
 	AllowSharedFolders bool
+	// Clean: a start kills what is left of a node's last tree first.
+	Clean bool
 	// Mu, if not nil, is the Progress lock of the caller's Cluster:
 	// Progress is called one call at a time across its verbs.
 	Mu *sync.Mutex
@@ -42,6 +45,10 @@ type Set struct {
 	// rp is the reaper of the Run under way (see RunStart), handed to
 	// every start; nil elsewhere.
 	rp *launch.Reaper
+	// cg is the containment of this call's starts, found once (see
+	// containment).
+	cgOnce sync.Once
+	cg     cgroup.Containment
 }
 
 // StopOptions are package multi's StopOptions, which documents them.
@@ -93,6 +100,7 @@ func (c *Set) sub(ns []nodes.Node) *Set {
 		Env:          c.Env,
 
 		AllowSharedFolders: c.AllowSharedFolders,
+		Clean:              c.Clean,
 	}
 }
 
@@ -102,6 +110,9 @@ func (c *Set) progressLock() *sync.Mutex {
 	}
 	return &c.progressMu
 }
+
+// RunDirPath is the rundir c's nodes are recorded in.
+func (c *Set) RunDirPath() string { return c.rundir() }
 
 func (c *Set) rundir() string {
 	if c.RunDir == "" {

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"runtime"
 
+	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/launch"
 
 	"github.com/multi-launcher/multi/internal/pin"
@@ -25,8 +26,9 @@ var startWorkers = 4 * runtime.NumCPU()
 
 // startFDs is about how many descriptors one start holds at once: the
 // step's pipe, /dev/null three times, fork's own pipe and pidfd, the
-// record and the pidfile.
-const startFDs = 10
+// record and the pidfile; the node's cgroup folder and the walks that
+// make and read it.
+const startFDs = 14
 
 // startConcurrency is startWorkers, fewer when RLIMIT_NOFILE is low, so
 // that a low limit slows starts down rather than failing them.
@@ -72,19 +74,22 @@ func (c *Set) startAll(ctx context.Context, results []Result, verb func(int) (st
 		return
 	}
 	defer end()
+	// One containment for the call: a cgroup per node where multi can make
+	// one (see package cgroup).
+	cg := c.containment()
 	for lo := 0; lo < len(results); lo += batch {
 		hi := min(lo+batch, len(results))
-		c.startBatch(ctx, results[lo:hi], workers, func(i int) (string, bool) { return verb(lo + i) })
+		c.startBatch(ctx, cg, results[lo:hi], workers, func(i int) (string, bool) { return verb(lo + i) })
 	}
 }
 
 // startBatch is startAll for one batch, with at most workers starts at
 // once.
-func (c *Set) startBatch(ctx context.Context, results []Result, workers int, verb func(int) (string, bool)) {
+func (c *Set) startBatch(ctx context.Context, cg cgroup.Containment, results []Result, workers int, verb func(int) (string, bool)) {
 	started := make([]*started, len(results))
 	c.each(ctx, results, workers, func(i int, r *Result) {
 		if _, ok := verb(i); ok {
-			started[i] = c.startOne(ctx, r)
+			started[i] = c.startOne(ctx, cg, r)
 		}
 		if started[i] == nil {
 			c.report(r)
@@ -137,6 +142,7 @@ func (c *Set) finishStart(r *Result, s *started, verb string) {
 	if !s.checked && (c.settle() > 0 || r.Node.Ready != "") {
 		if err := ch.Recheck(); err != nil {
 			s.undo()
+			dropCgroup(c.rundir(), r.Node)
 			r.fail("start", err)
 			return
 		}
@@ -152,61 +158,6 @@ func (c *Set) finishStart(r *Result, s *started, verb string) {
 	}
 }
 
-// makeRunDir makes the rundir, and when it cannot, fails every result, so
-// that no node starts when none could be recorded.
-func (c *Set) makeRunDir(op string, results []Result) bool {
-	err := nodes.MakeDir(c.rundir())
-	if err == nil {
-		return true
-	}
-	for i := range results {
-		results[i].fail(op, fmt.Errorf("rundir: %w", err))
-	}
-	return false
-}
-
-// checkDistinct fails every result, and returns false, when two nodes
-// share a name or a pidfile: they would race for one lock, or one result
-// would never hear of its node, so the verb does nothing.
-func (c *Set) checkDistinct(op string, results []Result) bool {
-	names, pidfiles := map[string]bool{}, map[string]bool{}
-	var err error
-	for _, n := range c.Nodes {
-		switch {
-		case names[n.Name]:
-			err = fmt.Errorf("%w: %s is given twice (pidfile %s); nothing done", ErrDuplicateNode, n.Name, n.PidFile)
-		case pidfiles[n.PidFile]:
-			err = fmt.Errorf("%w: %s has the pidfile %s of another node; nothing done", ErrDuplicateNode, n.Name, n.PidFile)
-		}
-		if err != nil {
-			break
-		}
-		names[n.Name], pidfiles[n.PidFile] = true, true
-	}
-	if err == nil {
-		return true
-	}
-	for i := range results {
-		results[i].fail(op, err)
-	}
-	return false
-}
-
-// checkRecords fails every result, and returns false, when a node's
-// record would be too large to read back ([nodes.ErrRecordTooLarge]):
-// the node would run unrecorded, so the verb does nothing.
-func (c *Set) checkRecords(op string, results []Result) bool {
-	for _, n := range c.Nodes {
-		if err := nodes.CheckRecord(c.rundir(), n); err != nil {
-			for i := range results {
-				results[i].fail(op, fmt.Errorf("%w; nothing done", err))
-			}
-			return false
-		}
-	}
-	return true
-}
-
 // startOne spawns r.Node and returns it, or fills in r's failure and
 // returns nil.
 //
@@ -217,7 +168,7 @@ func (c *Set) checkRecords(op string, results []Result) bool {
 // written). A start that fails puts back the record that was
 // there before, or removes its own; one that finds the node already
 // running keeps the running node's record.
-func (c *Set) startOne(ctx context.Context, r *Result) *started {
+func (c *Set) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *started {
 	n := r.Node
 	// A start cancelled before it begins leaves no trace: no record, no
 	// logfile.
@@ -282,6 +233,13 @@ func (c *Set) startOne(ctx context.Context, r *Result) *started {
 	if infoErr == nil && info.State == pidfile.Stale {
 		nodes.RemoveIn(rundir, stopMark(n.Name)) // of the process before
 	}
+	// The tree of its last run, if left, and its cgroup for this one.
+	cgPath, err := c.startCgroup(cg, prev, prevErr == nil, n, c.Clean)
+	if err != nil {
+		r.fail("start", err)
+		return nil
+	}
+	n.Cgroup, r.Node.Cgroup = cgPath, cgPath
 	// A record that says this already, and names no process, is not
 	// written again: its process is written once the node runs (one write
 	// fewer per node, docs/benchmarks.md). One that names a process (a
@@ -346,6 +304,7 @@ func (c *Set) startOne(ctx context.Context, r *Result) *started {
 	}
 	if err != nil {
 		restore()
+		dropCgroup(rundir, n) // its empty folder, unless a tree is left in it
 		if ke := (*launch.KilledError)(nil); errors.As(err, &ke) {
 			r.PID = ke.PID
 		}

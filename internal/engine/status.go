@@ -14,6 +14,7 @@ type Status struct {
 	pidfile.Info
 	Lost     *LostError
 	Stopping int
+	Tree     Tree
 	Err      error // a *NodeError
 	// Ready and ReadyErr: see statusReady.
 	Ready    string
@@ -38,6 +39,9 @@ func (c *Set) Status(ctx context.Context) ([]Status, error) {
 		case err == nil:
 			// A process on its way out is given a moment, not waited for.
 			out[i].Lost, out[i].Stopping = c.lostProc(ctx, n, info, 0)
+		}
+		if err == nil {
+			out[i].Tree, err = c.tree(n, out[i])
 		}
 		if err != nil {
 			out[i].Err = &NodeError{Node: n.Name, Op: "status", Err: err}

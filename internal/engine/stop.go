@@ -31,6 +31,9 @@ func (c *Set) Stop(ctx context.Context, o StopOptions) ([]Result, error) {
 			r.fail("stop", err)
 		} else if ok, _, _ := c.signalOne(r, "stop", sig, dirs, false); ok {
 			r.Outcome = Signalled
+			c.signalTree(r, "stop", sig)
+		} else {
+			c.cleanLingering(r, "stop", false)
 		}
 		c.report(r)
 	}
@@ -76,7 +79,7 @@ func (c *Set) stopWait(ctx context.Context, results []Result, o stopOpts) {
 	if !c.checkDistinct(o.op, results) {
 		return // a node twice would be waited for under one path
 	}
-	s := &stopWaiter{c: c, stopOpts: o, byPath: map[string]*Result{}, released: map[string]bool{}}
+	s := &stopWaiter{c: c, stopOpts: o, byPath: map[string]*Result{}, released: map[string]bool{}, ctx: ctx, expired: make(chan struct{})}
 	// Each folder of pidfiles is reached once; every pidfile in it is
 	// opened, tested and removed relative to it.
 	s.dirs = pidfile.NewFolders()
@@ -107,9 +110,11 @@ func (c *Set) stopWait(ctx context.Context, results []Result, o stopOpts) {
 		r := &results[i]
 		ok, h, pidfd := s.signal(ctx, r)
 		if !ok {
+			c.cleanLingering(r, o.op, true)
 			s.final(r)
 			continue
 		}
+		c.signalTree(r, o.op, o.sig)
 		if o.was != nil {
 			o.was[i] = true
 		}
@@ -139,8 +144,9 @@ func (c *Set) stopWait(ctx context.Context, results []Result, o stopOpts) {
 	// The timeout runs from the last signal, as it did when the wait
 	// began only then: every node has at least that long.
 	if s.timeout > 0 {
-		defer time.AfterFunc(s.timeout, cancel).Stop()
+		defer time.AfterFunc(s.timeout, func() { close(s.expired); cancel() }).Stop()
 	}
+	defer s.trees.Wait() // before the timer stops: they wait for it
 	end := <-waited
 	left := end.left
 	for t := range in {
@@ -185,6 +191,12 @@ type stopWaiter struct {
 	keep int
 	// dirs has the pidfiles' folders open.
 	dirs *pidfile.Folders
+	// trees are the waits for nodes' cgroups to empty (see treeGone),
+	// which end before stopWait does; expired closes at the timeout.
+	trees   sync.WaitGroup
+	treeMu  sync.Mutex
+	ctx     context.Context
+	expired chan struct{}
 }
 
 // signal sends the first signal to r's node, and reports whether it did
@@ -230,6 +242,18 @@ func (s *stopWaiter) done(killed bool) func(waiter.Target, error) {
 			s.c.stoppedOn(r, s.op, s.sig, t.Handle)
 			if killed && r.Err == nil {
 				r.Outcome = KilledAfterTimeout
+			}
+			if r.Err == nil && r.Node.Cgroup != "" && !s.c.treeEmpty(r) {
+				// Over once its tree is gone too: off the waiter's loop.
+				s.trees.Go(func() {
+					// One tree looked at at a time: each look opens its
+					// folder, beside the waiter's descriptors.
+					s.treeMu.Lock()
+					s.c.treeGone(s.ctx, r, s.op, s.sig, s.expired)
+					s.treeMu.Unlock()
+					s.final(r)
+				})
+				return
 			}
 		}
 		s.final(r)

@@ -23,9 +23,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/nodes"
 )
@@ -133,4 +135,23 @@ func DescribeExit(ws syscall.WaitStatus) string {
 		return "killed by " + pin.SignalName(ws.Signal())
 	}
 	return fmt.Sprintf("exit status %d", ws.ExitStatus())
+}
+
+// cgroupLeft names (pid and command) and kills what is left in the
+// node's cgroup at path, made for this start; "" if nothing is.
+func cgroupLeft(path string) string {
+	var names []string
+	pids, err := cgroup.KillMade(path)
+	for _, pid := range pids {
+		if p, err := nodes.ReadProc(pid); err == nil && p.Comm != "" {
+			names = append(names, fmt.Sprintf("pid %d (%s)", pid, p.Comm))
+		} else {
+			names = append(names, fmt.Sprintf("pid %d", pid))
+		}
+	}
+	s := strings.Join(names, ", ")
+	if err != nil {
+		s += fmt.Sprintf(" (not killed: %v)", err)
+	}
+	return s
 }

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/pin"
 
 	"golang.org/x/sys/unix"
@@ -65,6 +66,17 @@ func spawnStep(ctx context.Context, rp *Reaper, n nodes.Node, env []string, lock
 		defer wd.Close()
 		extra = append(extra, wd)
 	}
+	cgfd := ""
+	if n.Cgroup != "" {
+		// Made by the caller; the step joins it (see stepCgroupEnv).
+		cg, err := cgroup.Open(n.Cgroup)
+		if err != nil {
+			return nil, err
+		}
+		defer cg.Close()
+		extra = append(extra, cg)
+		cgfd = stepCgroupEnv + "=" + strconv.Itoa(errFD+len(extra)-1)
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -99,6 +111,9 @@ func spawnStep(ctx context.Context, rp *Reaper, n nodes.Node, env []string, lock
 		Env:         stepEnviron(env, step, n),
 		ExtraFiles:  extra,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+	}
+	if cgfd != "" {
+		cmd.Env = append(cmd.Env, cgfd)
 	}
 	started := rp.prepareRun(cmd, n)
 	if cmd.Stdout == nil {
@@ -251,6 +266,14 @@ func (ch *Child) confirm() (*os.Process, error) {
 			msg += "; its log ends: " + tail
 		}
 	}
+	// The node's cgroup holds whatever the command forked, which then
+	// exited: a daemon. Nothing of it may keep running; named, then killed.
+	if n.Cgroup != "" {
+		if left := cgroupLeft(n.Cgroup); left != "" {
+			msg += "; the command seems to daemonize itself: run it in the foreground; killed what it left in its cgroup: " + left
+		}
+		return nil, &ExitError{Status: ws, Err: fmt.Errorf("%w %s", ErrExitedAtOnce, msg)}
+	}
 	// The session is the node's (the step's setsid): what remains of it
 	// was forked by the command, which then exited: a daemon. It is not
 	// signalled: nothing says it is ours to stop.
@@ -316,52 +339,6 @@ func execFailKind(err error) string {
 	return "fail"
 }
 
-// tailLines is how many of its last log lines a failed start shows.
-const tailLines = 5
-
-// logTailFlags opens a logfile to read its last lines: never through a
-// link, never hanging on a FIFO.
-const logTailFlags = os.O_RDONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK
-
-// logTail returns the last n non-empty lines written to the logfile at
-// path after offset off, joined by " | ", each cut to a sane length; ""
-// if none or the file cannot be read.
-func logTail(path string, off int64, n int) string {
-	const maxTail = 4096
-	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
-		return "" // a FIFO, say: opening it could block
-	}
-	// Not through a link swapped in since the node opened it: root would
-	// print another file's last lines.
-	f, err := os.OpenFile(path, logTailFlags, 0)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || st.Size() <= off {
-		return ""
-	}
-	from := max(off, st.Size()-maxTail)
-	b, err := io.ReadAll(io.NewSectionReader(f, from, st.Size()-from))
-	if err != nil {
-		return ""
-	}
-	var lines []string
-	for _, l := range bytes.Split(b, []byte("\n")) {
-		if s := strings.TrimSpace(string(l)); s != "" {
-			if len(s) > 200 {
-				s = s[:200] + "..."
-			}
-			lines = append(lines, fmt.Sprintf("%q", s))
-		}
-	}
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
-}
-
 // devNull is /dev/null, opened once for the standard descriptors of every
 // exec step (the step points 1 and 2 at the logfile itself).
 var devNull = sync.OnceValues(func() (*os.File, error) { return os.OpenFile(os.DevNull, os.O_RDWR, 0) })
@@ -381,6 +358,9 @@ const fdWait = 30 * time.Second
 func isNoFD(err error) bool {
 	var pe *os.PathError
 	var se *os.SyscallError
-	return (errors.As(err, &pe) && pe.Op == "fork/exec" || errors.As(err, &se) && se.Syscall == "pipe2" || errors.As(err, &se) && se.Syscall == "pipe") &&
+	// EBADF from fork/exec: the child could not move a descriptor below
+	// the limit (dup3 past RLIMIT_NOFILE), no fault of the node's.
+	forkBadFD := errors.As(err, &pe) && pe.Op == "fork/exec" && errors.Is(err, syscall.EBADF)
+	return forkBadFD || (errors.As(err, &pe) && pe.Op == "fork/exec" || errors.As(err, &se) && se.Syscall == "pipe2" || errors.As(err, &se) && se.Syscall == "pipe") &&
 		(errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE))
 }

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -139,6 +140,16 @@ func execStep(args []string, selfLock bool) {
 		}
 		fail("fail", err)
 	}
+	// The node's cgroup, joined before anything of the node runs: no
+	// process it forks is outside it.
+	if v := os.Getenv(stepCgroupEnv); v != "" {
+		os.Unsetenv(stepCgroupEnv)
+		fd, _ := strconv.Atoi(v)
+		if err := cgroup.Join(fd); err != nil {
+			failLocked(fmt.Errorf("cgroup: %w", err))
+		}
+		unix.Close(fd)
+	}
 	// A command that cannot be run says why in a kind of its own, for the
 	// exit codes 127 and 126 of [Cluster.Run].
 	failExec := func(err error) {
@@ -238,6 +249,10 @@ const stepDirEnv = "_MULTI_STEP_DIR"
 
 // dirFD is the working folder's descriptor in the exec step, after errFD.
 const dirFD = errFD + 1
+
+// stepCgroupEnv names the descriptor of the node's cgroup folder in the
+// exec step, which it joins once it holds the lock.
+const stepCgroupEnv = "_MULTI_STEP_CGROUP"
 
 // stepPathEnv carries the $PATH the step looks the command up on ("" for
 // none, else "=" and the value).

@@ -1,0 +1,337 @@
+package cgroup
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/multi-launcher/multi/internal/safefs"
+)
+
+// Make makes node name's folder under c's parent, and the parent again
+// if a stop removed it meanwhile (there already is fine), and returns its
+// path.
+func Make(c Containment, name string) (string, error) {
+	d, err := safefs.OpenFolder(c.Parent, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		var g *safefs.Folder
+		if g, err = safefs.OpenFolder(filepath.Dir(c.Parent), false); err == nil {
+			err = unix.Mkdirat(int(g.File().Fd()), filepath.Base(c.Parent), 0o755)
+			g.Close()
+			if err == nil || err == unix.EEXIST {
+				d, err = safefs.OpenFolder(c.Parent, false)
+			}
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("cgroup %s: %w", c.Parent, err)
+	}
+	defer d.Close()
+	if err := unix.Mkdirat(int(d.File().Fd()), name, 0o755); err != nil && err != unix.EEXIST {
+		return "", fmt.Errorf("cgroup %s: %w", c.NodePath(name), err)
+	}
+	return c.NodePath(name), nil
+}
+
+// Open opens the cgroup folder at path, reached by the no-link walk,
+// for the exec step to join: a path [Make] returned.
+func Open(path string) (*os.File, error) {
+	d, err := safefs.OpenFolder(path, false)
+	if err != nil {
+		return nil, fmt.Errorf("cgroup: %w", err)
+	}
+	f := d.File()
+	var sfs unix.Statfs_t
+	if err := unix.Fstatfs(int(f.Fd()), &sfs); err != nil || sfs.Type != unix.CGROUP2_SUPER_MAGIC {
+		f.Close()
+		return nil, fmt.Errorf("cgroup %s: %w (not on a cgroup2 mount)", path, ErrNotMine)
+	}
+	return f, nil
+}
+
+// openNode opens the node's cgroup at path once [Check] has passed. Short
+// of descriptors (a stop's waits under a low RLIMIT_NOFILE), it waits up
+// to fdWait for one, as they come free.
+func openNode(path, rundir, name string) (*os.File, error) {
+	if err := Check(path, rundir, name); err != nil {
+		return nil, err
+	}
+	f, err := Open(path)
+	deadline := time.Now().Add(fdWait)
+	for delay := time.Millisecond; noFD(err) && time.Now().Before(deadline); delay = min(2*delay, 50*time.Millisecond) {
+		time.Sleep(delay)
+		f, err = Open(path)
+	}
+	return f, err
+}
+
+// fdWait bounds how long an operation waits for a descriptor.
+const fdWait = 30 * time.Second
+
+// noFD reports whether err is EMFILE or ENFILE.
+func noFD(err error) bool {
+	return errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE)
+}
+
+// Join moves this process into the cgroup folder open at dirfd.
+func Join(dirfd int) error {
+	fd, err := unix.Openat(dirfd, "cgroup.procs", unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	_, err = unix.Write(fd, []byte(strconv.Itoa(os.Getpid())))
+	return err
+}
+
+// readIn reads the file name in the folder f.
+func readIn(f *os.File, name string) ([]byte, error) {
+	fd, err := unix.Openat(int(f.Fd()), name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	g := os.NewFile(uintptr(fd), name)
+	defer g.Close()
+	var b bytes.Buffer
+	_, err = b.ReadFrom(g)
+	return b.Bytes(), err
+}
+
+// A Tree is what a node's cgroup holds.
+type Tree struct {
+	// Procs are the pids of its processes.
+	Procs []int
+	// Populated: a process is left in it or in a folder under it.
+	Populated bool
+	// Memory is memory.current, CPUUsec cpu.stat's usage_usec; nil
+	// where the controller is not enabled.
+	Memory  *int64
+	CPUUsec *int64
+}
+
+// Read returns what the node's cgroup at path holds; fs.ErrNotExist when
+// there is no such folder.
+func Read(path, rundir, name string) (Tree, error) {
+	f, err := openNode(path, rundir, name)
+	if err != nil {
+		return Tree{}, err
+	}
+	defer f.Close()
+	return read(f)
+}
+
+func read(f *os.File) (Tree, error) {
+	var t Tree
+	ev, err := readIn(f, "cgroup.events")
+	if err != nil {
+		return t, fmt.Errorf("cgroup %s: %w", f.Name(), err)
+	}
+	t.Populated = bytes.Contains(ev, []byte("populated 1"))
+	if b, err := readIn(f, "cgroup.procs"); err == nil {
+		for _, l := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(l); err == nil {
+				t.Procs = append(t.Procs, pid)
+			}
+		}
+	}
+	if b, err := readIn(f, "memory.current"); err == nil {
+		if v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
+			t.Memory = &v
+		}
+	}
+	if b, err := readIn(f, "cpu.stat"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if s, ok := strings.CutPrefix(l, "usage_usec "); ok {
+				if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+					t.CPUUsec = &v
+				}
+			}
+		}
+	}
+	return t, nil
+}
+
+// Kill SIGKILLs every process in the node's cgroup at path (cgroup.kill).
+func Kill(path, rundir, name string) error {
+	f, err := openNode(path, rundir, name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fd, err := unix.Openat(int(f.Fd()), "cgroup.kill", unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return fmt.Errorf("cgroup %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.Write(fd, []byte("1")); err != nil {
+		return fmt.Errorf("cgroup %s: cgroup.kill: %w", path, err)
+	}
+	return nil
+}
+
+// Signal sends sig to every process in the node's cgroup at path, the
+// cgroup frozen meanwhile so that none of its pids is reused between the
+// read and the signal.
+func Signal(path, rundir, name string, sig syscall.Signal) error {
+	f, err := openNode(path, rundir, name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	write := func(file, v string) error {
+		fd, err := unix.Openat(int(f.Fd()), file, unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		_, err = unix.Write(fd, []byte(v))
+		return err
+	}
+	if err := write("cgroup.freeze", "1"); err != nil {
+		return fmt.Errorf("cgroup %s: cgroup.freeze: %w", path, err)
+	}
+	defer write("cgroup.freeze", "0")
+	t, err := read(f)
+	if err != nil {
+		return err
+	}
+	for _, pid := range t.Procs {
+		if pid > 1 && pid != os.Getpid() {
+			syscall.Kill(pid, sig)
+		}
+	}
+	return nil
+}
+
+// WaitEmpty polls the node's cgroup at path until nothing is left in it
+// or until deadline (zero: none) or done closes; it reports whether it
+// is empty, read again before it says so.
+func WaitEmpty(path, rundir, name string, deadline time.Time, done <-chan struct{}) (bool, error) {
+	for delay := 100 * time.Microsecond; ; delay = min(2*delay, 50*time.Millisecond) {
+		// Opened for each look, not held: a stop waits on many at once.
+		t, err := Read(path, rundir, name)
+		if errors.Is(err, fs.ErrNotExist) {
+			return true, nil
+		}
+		if err != nil && !noFD(err) {
+			return false, err
+		}
+		if err == nil && !t.Populated {
+			return true, nil
+		}
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			return false, nil
+		}
+		select {
+		case <-done:
+			return false, nil
+		case <-time.After(delay):
+		}
+	}
+}
+
+// Remove removes the node's cgroup folder at path if it is empty, then
+// the rundir's folder above it if that is empty too. A populated folder
+// is never removed (the kernel refuses it too).
+func Remove(path, rundir, name string) error {
+	if err := Check(path, rundir, name); err != nil {
+		return err
+	}
+	parent := filepath.Dir(path)
+	d, err := safefs.OpenFolder(parent, false)
+	deadline := time.Now().Add(fdWait)
+	for delay := time.Millisecond; noFD(err) && time.Now().Before(deadline); delay = min(2*delay, 50*time.Millisecond) {
+		time.Sleep(delay)
+		d, err = safefs.OpenFolder(parent, false)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cgroup: %w", err)
+	}
+	defer d.Close()
+	if t, err := Read(path, rundir, name); err == nil && t.Populated {
+		return fmt.Errorf("cgroup %s: %d processes left; not removed", path, len(t.Procs))
+	}
+	if err := unix.Unlinkat(int(d.File().Fd()), name, unix.AT_REMOVEDIR); err != nil && err != unix.ENOENT {
+		return fmt.Errorf("cgroup %s: %w", path, err)
+	}
+	RemoveParent(parent)
+	return nil
+}
+
+// RemoveParent removes the rundir's cgroup folder at parent when no node
+// folder is left in it.
+func RemoveParent(parent string) {
+	if !strings.HasPrefix(filepath.Base(parent), "multi.") {
+		return
+	}
+	gd, err := safefs.OpenFolder(filepath.Dir(parent), false)
+	if err != nil {
+		return
+	}
+	defer gd.Close()
+	unix.Unlinkat(int(gd.File().Fd()), filepath.Base(parent), unix.AT_REMOVEDIR) // ENOTEMPTY, EBUSY: in use
+}
+
+// KillMade kills what is left in the cgroup at path, one [Make] made for
+// a start under way, and returns the pids it found there: for a start
+// whose command daemonized, what it left behind.
+func KillMade(path string) ([]int, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	t, err := read(f)
+	if err != nil || !t.Populated {
+		return nil, err
+	}
+	fd, err := unix.Openat(int(f.Fd()), "cgroup.kill", unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return t.Procs, fmt.Errorf("cgroup %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.Write(fd, []byte("1")); err != nil {
+		return t.Procs, fmt.Errorf("cgroup %s: cgroup.kill: %w", path, err)
+	}
+	return t.Procs, nil
+}
+
+// Sweep removes every empty node folder under this process's folder for
+// rundir, and that folder when it is then empty: for tests, whose nodes
+// end in any way. A populated folder is never removed.
+func Sweep(rundir string) {
+	c := Detect(rundir)
+	if c.Mode != Cgroup {
+		return
+	}
+	d, err := safefs.OpenFolder(c.Parent, false)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	fd, err := unix.Openat(int(d.File().Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	dir := os.NewFile(uintptr(fd), c.Parent)
+	defer dir.Close()
+	ents, _ := dir.ReadDir(-1)
+	for _, e := range ents {
+		if e.IsDir() {
+			unix.Unlinkat(int(d.File().Fd()), e.Name(), unix.AT_REMOVEDIR) // EBUSY: populated
+		}
+	}
+	RemoveParent(c.Parent)
+}

@@ -1,0 +1,100 @@
+package cgroup
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A recorded cgroup path that is not multi.<id of rundir>/<node> is never
+// read or written: a record naming another cgroup (a service's, another
+// rundir's) cannot make a stop kill it.
+func TestCheckRefusesOtherCgroups(t *testing.T) {
+	rundir := "/run/multi"
+	mine := filepath.Join("/sys/fs/cgroup/unified", ParentName(rundir), "w1")
+	if err := Check(mine, rundir, "w1"); err != nil {
+		t.Fatalf("Check(%s): %v", mine, err)
+	}
+	for _, p := range []string{
+		"/sys/fs/cgroup/unified/system.slice/w1",
+		filepath.Join("/sys/fs/cgroup/unified", ParentName("/other"), "w1"),
+		filepath.Join("/sys/fs/cgroup/unified", ParentName(rundir), "w2"),
+		"/sys/fs/cgroup/unified/" + ParentName(rundir) + "/w1/../w1",
+		"sys/fs/cgroup/unified/" + ParentName(rundir) + "/w1",
+		"/sys/fs/cgroup/unified",
+	} {
+		if err := Check(p, rundir, "w1"); !errors.Is(err, ErrNotMine) {
+			t.Errorf("Check(%s) = %v; want ErrNotMine", p, err)
+		}
+	}
+}
+
+// Kill through a record that names a cgroup multi did not make kills
+// nothing there.
+func TestKillLeavesOthersAlone(t *testing.T) {
+	c := Detect(t.TempDir())
+	if os.Geteuid() != 0 || c.Mode != Cgroup {
+		t.Skipf("needs root and a cgroup v2 folder multi can make (%s)", c.Why)
+	}
+	RemoveParent(c.Parent)
+	// Another cgroup, with a process in it, beside multi's.
+	other := filepath.Join(filepath.Dir(c.Parent), "cg21-other-"+strings.ReplaceAll(t.Name(), "/", "-"))
+	if err := os.Mkdir(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		os.Remove(other)
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		deadline := time.Now().Add(10 * time.Second)
+		for os.Remove(other) != nil && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	if err := os.WriteFile(filepath.Join(other, "cgroup.procs"), []byte(strings.TrimSpace(itoa(cmd.Process.Pid))), 0); err != nil {
+		t.Fatal(err)
+	}
+	rundir := t.TempDir()
+	err := Kill(other, rundir, filepath.Base(other))
+	if !errors.Is(err, ErrNotMine) {
+		t.Fatalf("Kill(%s) = %v; want ErrNotMine", other, err)
+	}
+	if err := Remove(other, rundir, filepath.Base(other)); !errors.Is(err, ErrNotMine) {
+		t.Fatalf("Remove(%s) = %v; want ErrNotMine", other, err)
+	}
+	if cmd.ProcessState != nil || cmd.Process.Signal(syscallZero) != nil {
+		t.Fatal("the other cgroup's process was killed")
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Fatalf("the other cgroup was removed: %v", err)
+	}
+}
+
+// Without a cgroup2 mount where MULTI_CGROUP_ROOT points, containment is
+// session, and why says so.
+func TestDetectFallback(t *testing.T) {
+	t.Setenv(EnvRoot, t.TempDir())
+	c := Detect(t.TempDir())
+	if c.Mode != Session || !strings.Contains(c.Why, "not a cgroup2 mount") {
+		t.Fatalf("Detect = %+v; want session, not a cgroup2 mount", c)
+	}
+	t.Setenv(EnvRoot, "")
+	t.Setenv(EnvContainment, "session")
+	if c := Detect(t.TempDir()); c.Mode != Session || c.Why != "MULTI_CONTAINMENT=session" {
+		t.Fatalf("Detect = %+v; want session by MULTI_CONTAINMENT", c)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+var syscallZero = syscall.Signal(0)

@@ -1,0 +1,58 @@
+//go:build !linux
+
+package cgroup
+
+import (
+	"errors"
+	"os"
+	"syscall"
+	"time"
+)
+
+// Detect returns Session: cgroups are Linux's.
+func Detect(rundir string) Containment {
+	return Containment{Mode: Session, Why: "cgroups are Linux's"}
+}
+
+// Make is errors.ErrUnsupported off Linux.
+func Make(c Containment, name string) (string, error) { return "", errors.ErrUnsupported }
+
+// Open is errors.ErrUnsupported off Linux.
+func Open(path string) (*os.File, error) { return nil, errors.ErrUnsupported }
+
+// Join is errors.ErrUnsupported off Linux.
+func Join(dirfd int) error { return errors.ErrUnsupported }
+
+// A Tree is what a node's cgroup holds (see the Linux version).
+type Tree struct {
+	Procs     []int
+	Populated bool
+	Memory    *int64
+	CPUUsec   *int64
+}
+
+// Read is errors.ErrUnsupported off Linux.
+func Read(path, rundir, name string) (Tree, error) { return Tree{}, errors.ErrUnsupported }
+
+// Kill is errors.ErrUnsupported off Linux.
+func Kill(path, rundir, name string) error { return errors.ErrUnsupported }
+
+// Signal is errors.ErrUnsupported off Linux.
+func Signal(path, rundir, name string, sig syscall.Signal) error { return errors.ErrUnsupported }
+
+// WaitEmpty reports an empty cgroup off Linux: there is none.
+func WaitEmpty(path, rundir, name string, deadline time.Time, done <-chan struct{}) (bool, error) {
+	return true, nil
+}
+
+// Remove does nothing off Linux.
+func Remove(path, rundir, name string) error { return nil }
+
+// RemoveParent does nothing off Linux.
+func RemoveParent(parent string) {}
+
+// KillMade is errors.ErrUnsupported off Linux.
+func KillMade(path string) ([]int, error) { return nil, errors.ErrUnsupported }
+
+// Sweep does nothing off Linux.
+func Sweep(rundir string) {}

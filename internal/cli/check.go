@@ -1,0 +1,40 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/multi-launcher/multi/multi"
+)
+
+// checkCommand says, for this user and rundir, how nodes would be
+// contained (a cgroup each, or their session) and why not the other way.
+func checkCommand() *cli.Command {
+	return grammarCommand(&cli.Command{
+		Name:      "check",
+		Usage:     "say how nodes started here are contained: a cgroup each, or their session, and why",
+		UsageText: "multi check [flags]",
+		Description: `Where multi can make and own a cgroup v2 folder (root; a user in a
+subtree delegated to it; a container with a writable cgroup namespace),
+each node's whole process tree runs in a cgroup of its own and stops as
+systemd's KillMode=mixed. Otherwise (no cgroup2 mounted, read-only, not
+delegated, no cgroup.kill before Linux 5.14, MULTI_CONTAINMENT=session)
+a node is its lock holder and its session. check says which applies, for
+this user and rundir, and why not the other.
+
+   multi check`,
+		Flags: common(flagRundir),
+	}, grammar{}, func(c *cli.Context, a *call) (int, error) {
+		cg := multi.CheckContainment(rundir(a))
+		w := c.App.Writer
+		fmt.Fprintf(w, "containment: %s\n", cg.Mode)
+		if cg.Mode == "cgroup" {
+			fmt.Fprintf(w, "cgroup: %s/NODE\n", cg.Cgroup)
+			fmt.Fprintf(w, "why: %s\n", cg.Why)
+		} else {
+			fmt.Fprintf(w, "why not cgroup: %s\n", cg.Why)
+		}
+		return exitOK, nil
+	})
+}

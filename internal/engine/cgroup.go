@@ -1,0 +1,292 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/multi-launcher/multi/internal/cgroup"
+	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
+)
+
+// ErrLingering is wrapped by the error of a node whose lock is free while
+// processes of its tree are left in its cgroup (see [LingeringError]).
+var ErrLingering = errors.New("lingering")
+
+// A LingeringError reports a node whose lock nobody holds while processes
+// are left in its cgroup: the children of a master that was SIGKILLed or
+// crashed. A start refuses to run a second tree beside them unless told
+// to clean first; stop, stopwait and kill clean them.
+type LingeringError struct {
+	Cgroup string
+	Procs  []int
+}
+
+func (e *LingeringError) Error() string {
+	return fmt.Sprintf("lingering: its lock is free, but %d processes are left in its cgroup %s (%s); refusing to start a second tree beside them (stopwait cleans them, or start --clean)",
+		len(e.Procs), e.Cgroup, describePids(e.Procs))
+}
+
+// Is makes errors.Is(err, ErrLingering) true.
+func (e *LingeringError) Is(target error) bool { return target == ErrLingering }
+
+// describePids names each pid with its command, as /proc has it.
+func describePids(pids []int) string {
+	var names []string
+	for _, pid := range pids {
+		if p, err := nodes.ReadProc(pid); err == nil && p.Comm != "" {
+			names = append(names, fmt.Sprintf("pid %d (%s)", pid, p.Comm))
+		} else {
+			names = append(names, fmt.Sprintf("pid %d", pid))
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// cleanWait bounds how long a clean waits for a killed tree to be gone.
+const cleanWait = 10 * time.Second
+
+// lingering returns the processes left in n's recorded cgroup: none when
+// it has none, or no cgroup.
+func (c *Set) lingering(n nodes.Node) (cgroup.Tree, error) {
+	if n.Cgroup == "" {
+		return cgroup.Tree{}, nil
+	}
+	t, err := cgroup.Read(n.Cgroup, c.rundir(), n.Name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return cgroup.Tree{}, nil
+	}
+	return t, err
+}
+
+// cleanCgroup kills whatever is left in n's recorded cgroup, waits until
+// it is empty, and removes it. It returns the pids it killed.
+func (c *Set) cleanCgroup(n nodes.Node) ([]int, error) {
+	t, err := c.lingering(n)
+	if err != nil || n.Cgroup == "" {
+		return nil, err
+	}
+	if t.Populated {
+		if err := cgroup.Kill(n.Cgroup, c.rundir(), n.Name); err != nil {
+			return nil, err
+		}
+		ok, err := cgroup.WaitEmpty(n.Cgroup, c.rundir(), n.Name, time.Now().Add(cleanWait), nil)
+		if err != nil {
+			return t.Procs, err
+		}
+		if !ok {
+			return t.Procs, fmt.Errorf("cgroup %s: not empty %s after cgroup.kill", n.Cgroup, cleanWait)
+		}
+	}
+	return t.Procs, cgroup.Remove(n.Cgroup, c.rundir(), n.Name)
+}
+
+// startCgroup readies n's cgroup before its start: the tree of its last
+// run, if any is left, refused (a [LingeringError]) or with clean killed;
+// then the folder under cg made, whose path it returns ("" under
+// Session).
+func (c *Set) startCgroup(cg cgroup.Containment, prev nodes.Node, hasPrev bool, n nodes.Node, clean bool) (string, error) {
+	if hasPrev && prev.Cgroup != "" {
+		t, err := c.lingering(prev)
+		if err != nil {
+			return "", err
+		}
+		if t.Populated && !clean {
+			return "", &LingeringError{Cgroup: prev.Cgroup, Procs: t.Procs}
+		}
+		if t.Populated || prev.Cgroup != cg.NodePath(n.Name) {
+			if _, err := c.cleanCgroup(prev); err != nil {
+				return "", err
+			}
+		}
+	}
+	if cg.Mode != cgroup.Cgroup {
+		return "", nil
+	}
+	return cgroup.Make(cg, n.Name)
+}
+
+// treeGone waits, after r's lock holder is gone, until nothing is left in
+// its cgroup: until expired closes (the stop's timeout) with mixed and
+// control-group, then cgroup.kill and the wait again; with kill (sig
+// SIGKILL) at once. A ctx that ends first leaves the tree as it is.
+// Then it removes the cgroup. Under KillMode process, or without a
+// cgroup, there is nothing to do.
+func (c *Set) treeGone(ctx context.Context, r *Result, op string, sig syscall.Signal, expired <-chan struct{}) {
+	n := r.Node
+	if n.Cgroup == "" || n.KillMode == cgroup.Process || r.HeldBy != 0 {
+		// A new instance of the node, started meanwhile, has its cgroup.
+		return
+	}
+	rundir := c.rundir()
+	if sig != syscall.SIGKILL {
+		done := make(chan struct{})
+		stop := context.AfterFunc(ctx, func() { close(done) })
+		go func() {
+			select {
+			case <-expired:
+				if stop() {
+					close(done)
+				}
+			case <-done:
+			}
+		}()
+		ok, err := cgroup.WaitEmpty(n.Cgroup, rundir, n.Name, time.Time{}, done)
+		if stop() {
+			close(done)
+		}
+		if err != nil {
+			r.fail(op, fmt.Errorf("stopped, but %w", err))
+			return
+		}
+		if ok {
+			c.removeCgroup(r)
+			return
+		}
+		if ctx.Err() != nil {
+			t, _ := c.lingering(n)
+			r.fail(op, fmt.Errorf("lock released, but %d processes left in cgroup %s: %w", len(t.Procs), n.Cgroup, ctx.Err()))
+			return
+		}
+	}
+	killed, err := c.cleanCgroup(n)
+	if err != nil {
+		r.fail(op, fmt.Errorf("stopped, but %w", err))
+		return
+	}
+	if len(killed) > 0 && sig != syscall.SIGKILL {
+		r.Lingering = len(killed)
+		if r.KilledAfter == 0 {
+			r.KilledAfter = c.stop.Timeout
+		}
+		if r.Outcome == Stopped {
+			r.Outcome = KilledAfterTimeout
+		}
+	}
+}
+
+// removeCgroup removes r's node's emptied cgroup, under the node's record
+// lock, so that a start of the node making it again meanwhile keeps it.
+func (c *Set) removeCgroup(r *Result) {
+	n := r.Node
+	lk, err := nodes.LockRecord(context.Background(), c.rundir(), n.Name)
+	if err != nil {
+		return // the next command removes it
+	}
+	defer lk.Unlock()
+	if rec, err := nodes.ReadRecord(c.rundir(), n.Name); err == nil && rec.Cgroup != n.Cgroup {
+		return
+	}
+	if err := cgroup.Remove(n.Cgroup, c.rundir(), n.Name); err != nil {
+		r.recordErr(err)
+	}
+}
+
+// signalTree sends sig to the rest of r's node's cgroup too, under
+// KillMode control-group.
+func (c *Set) signalTree(r *Result, op string, sig syscall.Signal) {
+	n := r.Node
+	if n.Cgroup == "" || n.KillMode != cgroup.ControlGroup {
+		return
+	}
+	if err := cgroup.Signal(n.Cgroup, c.rundir(), n.Name, sig); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		r.fail(op, err)
+	}
+}
+
+// cleanLingering kills, for stop, stopwait and kill, what is left in the
+// cgroup of a node whose lock nobody holds (r says not running), and with
+// wait waits until it is gone and removes the cgroup.
+func (c *Set) cleanLingering(r *Result, op string, wait bool) {
+	n := r.Node
+	if r.Err != nil || n.Cgroup == "" || n.KillMode == cgroup.Process {
+		return
+	}
+	t, err := c.lingering(n)
+	if err != nil {
+		r.fail(op, err)
+		return
+	}
+	if !t.Populated {
+		if wait {
+			c.removeCgroup(r)
+		}
+		return
+	}
+	if !wait {
+		if err := cgroup.Kill(n.Cgroup, c.rundir(), n.Name); err != nil {
+			r.fail(op, err)
+			return
+		}
+		r.Outcome, r.Signal, r.Lingering = Killed, syscall.SIGKILL, len(t.Procs)
+		return
+	}
+	killed, err := c.cleanCgroup(n)
+	if err != nil {
+		r.fail(op, err)
+		return
+	}
+	r.Outcome, r.Signal, r.Lingering = Killed, syscall.SIGKILL, len(killed)
+}
+
+// A Tree is package multi's Tree, which documents it.
+type Tree struct {
+	Containment string
+	Cgroup      string
+	Procs       int
+	Memory      *int64
+	CPUUsec     *int64
+	Lingering   bool
+}
+
+// tree is what n's recorded cgroup holds, for its status st.
+func (c *Set) tree(n nodes.Node, st Status) (Tree, error) {
+	if n.Cgroup == "" {
+		return Tree{Containment: cgroup.Session}, nil
+	}
+	t := Tree{Containment: cgroup.Cgroup, Cgroup: n.Cgroup}
+	ct, err := c.lingering(n)
+	if err != nil {
+		return t, err
+	}
+	t.Procs, t.Memory, t.CPUUsec = len(ct.Procs), ct.Memory, ct.CPUUsec
+	free := st.State != pidfile.Running && st.State != pidfile.Elsewhere
+	t.Lingering = ct.Populated && free && st.Lost == nil && st.Stopping == 0
+	return t, nil
+}
+
+// dropCgroup removes n's cgroup folder after a failed start, if nothing is
+// left in it (a populated one is never removed).
+func dropCgroup(rundir string, n nodes.Node) {
+	if n.Cgroup != "" {
+		cgroup.Remove(n.Cgroup, rundir, n.Name)
+	}
+}
+
+// treeEmpty reports whether nothing of r's node's tree is left to wait
+// for, removing its emptied cgroup: a node of one process, gone with its
+// lock, costs a stop one look, and no goroutine holding descriptors.
+func (c *Set) treeEmpty(r *Result) bool {
+	n := r.Node
+	if n.KillMode == cgroup.Process || r.HeldBy != 0 {
+		return true
+	}
+	t, err := c.lingering(n)
+	if err != nil || t.Populated {
+		return false // treeGone waits, kills and says why
+	}
+	c.removeCgroup(r)
+	return true
+}
+
+// containment is the containment of c's starts, found at the first: a
+// restart's or a run's many starts do not look again.
+func (c *Set) containment() cgroup.Containment {
+	c.cgOnce.Do(func() { c.cg = cgroup.Detect(c.rundir()) })
+	return c.cg
+}

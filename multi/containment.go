@@ -1,0 +1,27 @@
+package multi
+
+import "github.com/multi-launcher/multi/internal/cgroup"
+
+// A Containment says how this process would contain the nodes it starts
+// in a rundir: Mode "cgroup" (each node's whole process tree in a cgroup
+// v2 folder of its own, under Cgroup) or "session" (the lock holder and
+// its session, as without cgroups); Why says why, and for "session" why
+// not "cgroup".
+type Containment struct {
+	Mode   string
+	Cgroup string
+	Why    string
+}
+
+// CheckContainment returns the containment this process gives the nodes
+// of rundir ("" for the default) when it starts them. It makes the
+// rundir's cgroup folder to learn whether it can, and removes it again
+// when no node is in it.
+func CheckContainment(rundir string) Containment {
+	c := (&Cluster{RunDir: rundir}).set()
+	cg := cgroup.Detect(c.RunDirPath())
+	if cg.Mode == cgroup.Cgroup {
+		cgroup.RemoveParent(cg.Parent)
+	}
+	return Containment{Mode: cg.Mode, Cgroup: cg.Parent, Why: cg.Why}
+}

@@ -1,0 +1,33 @@
+package nodes
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// ErrRecordTooLarge is wrapped by the error of a node whose record would
+// be too large to be read back (its command, options and environment
+// together over about 1 MiB): nothing is written.
+var ErrRecordTooLarge = errors.New("record too large")
+
+func tooLarge(n Node, path string, size int) error {
+	return fmt.Errorf("%s: %w: %s would be %d bytes, over the %d a record may have (its command, options and --env)",
+		n.Name, ErrRecordTooLarge, path, size, maxRecord)
+}
+
+// CheckRecord returns an error wrapping [ErrRecordTooLarge] if the record
+// of n in rundir, once its process is recorded, would be too large to be
+// read back: checked before anything starts, so that no node runs that
+// its record cannot name.
+func CheckRecord(rundir string, n Node) error {
+	// Room for the process and for fields records may gain.
+	b, err := marshalRecord(n, Started{PID: math.MaxInt32, StartTicks: math.MaxUint64, PidfdIno: math.MaxUint64})
+	if err != nil {
+		return err
+	}
+	if len(b)+256 >= maxRecord {
+		return tooLarge(n, RecordPath(rundir, n.Name), len(b))
+	}
+	return nil
+}
