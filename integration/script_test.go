@@ -27,10 +27,20 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(sweptM{m}, map[string]func(){
 		"fakenode": fakeNode,
 		"sigblock": sigBlock,
 	})
+}
+
+// sweptM runs the tests, then removes the empty cgroup folders they left
+// (see testutil.SweepCgroups).
+type sweptM struct{ m *testing.M }
+
+func (s sweptM) Run() int {
+	sweep := testutil.SweepCgroups()
+	defer sweep()
+	return s.m.Run()
 }
 
 var (

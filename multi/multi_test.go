@@ -71,7 +71,10 @@ func TestMain(m *testing.M) {
 			os.Exit(3)
 		}
 	}
-	os.Exit(m.Run())
+	sweep := testutil.SweepCgroups()
+	code := m.Run()
+	sweep()
+	os.Exit(code)
 }
 
 // unlockNode is the "unlock" role: it locks the pidfile in
