@@ -32,7 +32,7 @@ func readyFDOf(n nodes.Node) int {
 // (ch.readyR, ch.readyW; spawnStep closes the write end once the step
 // has its own): the write end goes to the step at N itself from the
 // start, before the step's runtime can open a descriptor there; or,
-// where the step's report pipe or working folder is (3, 4), beside
+// where the step's report pipe, working folder or cgroup folder is, beside
 // them, for the step to move (moveReadyFD).
 func (ch *Child) readyPipe(extra []*os.File, env []string) ([]*os.File, []string, error) {
 	to := readyFDOf(ch.node)
@@ -59,20 +59,32 @@ var movedReport *os.File
 // moveReadyFD, in the exec step, puts the readiness pipe where the node
 // expects it, N, when the step had it elsewhere because N is the step's
 // report pipe (errFD, moved away first) or its working folder's
-// descriptor (dirFD, closed already): only a descriptor of the step's
-// own is replaced. It returns N, whose close-on-exec flag the step
+// descriptor (dirFD, closed already) or its cgroup folder's (kept
+// elsewhere for the join): only a descriptor of the step's own is
+// replaced. It returns N, whose close-on-exec flag the step
 // clears last.
 func moveReadyFD(spec string, report **os.File) (int, error) {
 	a, b, _ := strings.Cut(spec, ":")
 	from, err1 := strconv.Atoi(a)
 	to, err2 := strconv.Atoi(b)
-	if err1 != nil || err2 != nil || from < 3 || to < 3 || from != to && to != errFD && to != dirFD {
+	cgfd := -1 // the node's cgroup folder, which the step joins later
+	if v := os.Getenv(stepCgroupEnv); v != "" {
+		cgfd, _ = strconv.Atoi(v)
+	}
+	if err1 != nil || err2 != nil || from < 3 || to < 3 || from != to && to != errFD && to != dirFD && to != cgfd {
 		return -1, fmt.Errorf("exec step: bad %s %q", stepReadyEnv, spec)
 	}
 	if from == to {
 		return to, nil
 	}
-	if to == errFD {
+	if to == cgfd {
+		// Kept, elsewhere, for the join.
+		nfd, err := unix.FcntlInt(uintptr(cgfd), unix.F_DUPFD_CLOEXEC, 10)
+		if err != nil {
+			return -1, fmt.Errorf("--ready=fd:%d: %w", to, err)
+		}
+		os.Setenv(stepCgroupEnv, strconv.Itoa(nfd))
+	} else if to == errFD {
 		nfd, err := unix.FcntlInt((*report).Fd(), unix.F_DUPFD_CLOEXEC, 10)
 		if err != nil {
 			return -1, fmt.Errorf("--ready=fd:%d: %w", to, err)
