@@ -1,8 +1,0 @@
-//go:build !unix
-
-package ready
-
-import "errors"
-
-// statNoLink: without the no-link walk, no file check.
-func statNoLink(path string) error { return errors.ErrUnsupported }
