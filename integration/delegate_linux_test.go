@@ -64,6 +64,9 @@ func TestCgroupDelegated(t *testing.T) {
 	// in this process's cgroup.
 	as := func(in bool, args ...string) (string, int) {
 		cmd := exec.Command(exe, args...)
+		// A working folder of its own: the test's may be one the user
+		// cannot reach (a checkout in a 0700 folder).
+		cmd.Dir = run
 		cmd.Env = []string{"PATH=/usr/bin:/bin", "MULTI_RUNDIR=" + run}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: testutil.Nobody, Gid: testutil.Nobody}}
 		if in {

@@ -105,18 +105,22 @@ func (c *Set) stoppedOn(r *Result, op string, sig syscall.Signal, h *pidfile.Han
 // removeStale removes the pidfile at path if nobody holds it: through h,
 // the pidfile already open, if not nil.
 //
-// Without h it waits, up to fdWait, for a descriptor to open the pidfile
-// with: under a low RLIMIT_NOFILE those of the other nodes' waits, and of
-// restart's starts, come free as they end.
+// It waits, up to fdWait, for a descriptor it needs (the pidfile opened
+// again without h, a brief lock through h): under a low RLIMIT_NOFILE
+// those of the other nodes' waits, and of restart's starts, come free as
+// they end.
 func removeStale(path string, h *pidfile.Handle) error {
-	if h != nil {
-		return h.RemoveIfStale()
+	remove := func() error {
+		if h != nil {
+			return h.RemoveIfStale()
+		}
+		return pidfile.RemoveStale(path)
 	}
-	err := pidfile.RemoveStale(path)
+	err := remove()
 	deadline := time.Now().Add(fdWait)
 	for delay := time.Millisecond; (errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)) && time.Now().Before(deadline); delay = min(2*delay, 50*time.Millisecond) {
 		time.Sleep(delay)
-		err = pidfile.RemoveStale(path)
+		err = remove()
 	}
 	return err
 }
