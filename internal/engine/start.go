@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"reflect"
 	"runtime"
+	"strings"
 
 	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/launch"
@@ -282,6 +283,14 @@ func (c *Set) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *s
 		lk.Unlock()
 	}
 	ch, err := launch.Spawn(ctx, c.rp, n, env, c.LockTimeout)
+	if n.Cgroup != "" && errors.Is(err, fs.ErrNotExist) && strings.HasPrefix(err.Error(), "cgroup") {
+		// The folder made for it went before the step could open it:
+		// the last stop of the node, in a restart, removing its own
+		// (empty) folder of that name late. Made again, once.
+		if _, merr := cgroup.Make(cg, n.Name); merr == nil {
+			ch, err = launch.Spawn(ctx, c.rp, n, env, c.LockTimeout)
+		}
+	}
 	if err != nil && nt != nil {
 		nt.Close()
 	}
