@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 	"syscall"
-	"time"
 
+	"github.com/multi-launcher/multi/internal/launch"
 	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/internal/supervise"
 	"github.com/multi-launcher/multi/nodes"
@@ -110,23 +110,13 @@ func (c *Set) stoppedOn(r *Result, op string, sig syscall.Signal, h *pidfile.Han
 // those of the other nodes' waits, and of restart's starts, come free as
 // they end.
 func removeStale(path string, h *pidfile.Handle) error {
-	remove := func() error {
+	return launch.RetryFDs(func() error {
 		if h != nil {
 			return h.RemoveIfStale()
 		}
 		return pidfile.RemoveStale(path)
-	}
-	err := remove()
-	deadline := time.Now().Add(fdWait)
-	for delay := time.Millisecond; (errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)) && time.Now().Before(deadline); delay = min(2*delay, 50*time.Millisecond) {
-		time.Sleep(delay)
-		err = remove()
-	}
-	return err
+	})
 }
-
-// fdWait bounds how long a removal waits for a descriptor.
-const fdWait = 30 * time.Second
 
 // untagRun removes the node's run tag when op with sig asks the node to
 // end; without a run there is none, and nothing happens. The rundir is

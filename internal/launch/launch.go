@@ -155,3 +155,19 @@ func cgroupLeft(path string) string {
 	}
 	return s
 }
+
+// fdWait bounds how long a start waits for a descriptor.
+const fdWait = 30 * time.Second
+
+// RetryFDs runs f, and again while it fails for want of a descriptor
+// (EMFILE, ENFILE), up to fdWait: under a low RLIMIT_NOFILE those that
+// other nodes' starts and waits hold come free as they end.
+func RetryFDs(f func() error) error {
+	err := f()
+	deadline := time.Now().Add(fdWait)
+	for delay := time.Millisecond; (errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)) && time.Now().Before(deadline); delay = min(2*delay, 50*time.Millisecond) {
+		time.Sleep(delay)
+		err = f()
+	}
+	return err
+}

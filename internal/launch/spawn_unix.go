@@ -244,14 +244,13 @@ func confirm(cmd *exec.Cmd, n nodes.Node) (*os.Process, error) {
 
 func (ch *Child) confirm() (*os.Process, error) {
 	cmd, n := ch.cmd, ch.node
-	info, err := pidfile.Inspect(n.PidFile)
 	// No descriptor to look with says nothing about the node: never a
 	// reason to kill it. Wait for one, as a start does.
-	deadline := time.Now().Add(fdWait)
-	for delay := time.Millisecond; (errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)) && time.Now().Before(deadline); delay = min(2*delay, 50*time.Millisecond) {
-		time.Sleep(delay)
+	var info pidfile.Info
+	err := RetryFDs(func() (err error) {
 		info, err = pidfile.Inspect(n.PidFile)
-	}
+		return err
+	})
 	if err == nil && info.State == pidfile.Running && info.PID == cmd.Process.Pid {
 		return cmd.Process, nil
 	}
@@ -356,9 +355,6 @@ func piped(cmd *exec.Cmd) bool {
 	null, _ := devNull()
 	return cmd.Stdout != nil && cmd.Stdout != null
 }
-
-// fdWait bounds how long a start waits for a descriptor.
-const fdWait = 30 * time.Second
 
 // isNoFD reports whether err is EMFILE or ENFILE from before the step
 // started: a pipe or the fork.
