@@ -105,6 +105,11 @@ func scriptParams(t *testing.T) testscript.Params {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("MULTI_RUNDIR", filepath.Join(env.WorkDir, "run"))
+			if v := os.Getenv("MULTI_CONTAINMENT"); v != "" {
+				// Given to the test binary (the pid-namespace units):
+				// testscript passes no variable on by itself.
+				env.Setenv("MULTI_CONTAINMENT", v)
+			}
 			env.Setenv("HOSTNAME", nodes.Hostname())
 			env.Setenv("CONTRIB", must(filepath.Abs("../contrib/systemd")))
 			// multi and fakenode are race-enabled builds, whose runtime
