@@ -17,34 +17,32 @@ import (
 	"github.com/multi-launcher/multi/internal/safefs"
 )
 
-// Make makes node name's folder under c's parent, and the parent again
-// if a stop removed it meanwhile (there already is fine), and returns its
-// path.
-func Make(c Containment, name string) (string, error) {
-	d, err := safefs.OpenFolder(c.Parent, false)
-	if errors.Is(err, fs.ErrNotExist) {
-		var g *safefs.Folder
-		if g, err = safefs.OpenFolder(filepath.Dir(c.Parent), false); err == nil {
-			err = unix.Mkdirat(int(g.File().Fd()), filepath.Base(c.Parent), 0o755)
-			g.Close()
-			if err == nil || err == unix.EEXIST {
-				d, err = safefs.OpenFolder(c.Parent, false)
-			}
-		}
+// Open opens the cgroup folder at path, reached by the no-link walk,
+// for the exec step to join: a path [Make] returned. The descriptor holds
+// the folder (see [Make]) until every copy of it is closed: the step's,
+// once it has joined, included.
+func Open(path string) (*os.File, error) {
+	p, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := reopen(p)
+	p.Close()
+	if err == nil {
+		err = flock(int(f.Fd()), unix.LOCK_SH)
 	}
 	if err != nil {
-		return "", fmt.Errorf("cgroup %s: %w", c.Parent, err)
+		if f != nil {
+			f.Close()
+		}
+		return nil, fmt.Errorf("cgroup %s: %w", path, err)
 	}
-	defer d.Close()
-	if err := unix.Mkdirat(int(d.File().Fd()), name, 0o755); err != nil && err != unix.EEXIST {
-		return "", fmt.Errorf("cgroup %s: %w", c.NodePath(name), err)
-	}
-	return c.NodePath(name), nil
+	return f, nil
 }
 
-// Open opens the cgroup folder at path, reached by the no-link walk,
-// for the exec step to join: a path [Make] returned.
-func Open(path string) (*os.File, error) {
+// open opens the cgroup folder at path, reached by the no-link walk, and
+// checks that it is on a cgroup2 mount.
+func open(path string) (*os.File, error) {
 	d, err := safefs.OpenFolder(path, false)
 	if err != nil {
 		return nil, fmt.Errorf("cgroup: %w", err)
@@ -65,11 +63,11 @@ func openNode(path, rundir, name string) (*os.File, error) {
 	if err := Check(path, rundir, name); err != nil {
 		return nil, err
 	}
-	f, err := Open(path)
+	f, err := open(path)
 	deadline := time.Now().Add(fdWait)
 	for delay := time.Millisecond; noFD(err) && time.Now().Before(deadline); delay = min(2*delay, 50*time.Millisecond) {
 		time.Sleep(delay)
-		f, err = Open(path)
+		f, err = open(path)
 	}
 	return f, err
 }
@@ -263,7 +261,9 @@ func Remove(path, rundir, name string) error {
 	if t, err := Read(path, rundir, name); err == nil && t.Populated {
 		return fmt.Errorf("cgroup %s: %d processes left; not removed", path, len(t.Procs))
 	}
-	if err := unix.Unlinkat(int(d.File().Fd()), name, unix.AT_REMOVEDIR); err != nil && err != unix.ENOENT {
+	// In use (a start of the node makes it again): that start's node
+	// fills it.
+	if err := removeIdle(int(d.File().Fd()), name); err != nil && err != unix.ENOENT && err != errInUse {
 		return fmt.Errorf("cgroup %s: %w", path, err)
 	}
 	RemoveParent(parent)
@@ -281,14 +281,14 @@ func RemoveParent(parent string) {
 		return
 	}
 	defer gd.Close()
-	unix.Unlinkat(int(gd.File().Fd()), filepath.Base(parent), unix.AT_REMOVEDIR) // ENOTEMPTY, EBUSY: in use
+	removeIdle(int(gd.File().Fd()), filepath.Base(parent)) // ENOTEMPTY, errInUse: in use
 }
 
 // KillMade kills what is left in the cgroup at path, one [Make] made for
 // a start under way, and returns the pids it found there: for a start
 // whose command daemonized, what it left behind.
 func KillMade(path string) ([]int, error) {
-	f, err := Open(path)
+	f, err := open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -330,7 +330,7 @@ func Sweep(rundir string) {
 	ents, _ := dir.ReadDir(-1)
 	for _, e := range ents {
 		if e.IsDir() {
-			unix.Unlinkat(int(d.File().Fd()), e.Name(), unix.AT_REMOVEDIR) // EBUSY: populated
+			removeIdle(int(d.File().Fd()), e.Name()) // EBUSY: populated; errInUse: a start's
 		}
 	}
 	RemoveParent(c.Parent)

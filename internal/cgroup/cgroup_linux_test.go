@@ -98,3 +98,89 @@ func TestDetectFallback(t *testing.T) {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 var syscallZero = syscall.Signal(0)
+
+// cgroupRundir is Detect for a new rundir, and the test skipped where
+// multi can make no cgroup.
+func cgroupRundir(t *testing.T) (string, Containment) {
+	rundir := t.TempDir()
+	c := Detect(rundir)
+	if os.Geteuid() != 0 || c.Mode != Cgroup {
+		t.Skipf("needs root and a cgroup v2 folder multi can make (%s)", c.Why)
+	}
+	t.Cleanup(func() { Sweep(rundir) })
+	return rundir, c
+}
+
+// A folder a start has made and not yet filled is not removed by another
+// command: not by a stop of the node removing its empty folder, not by a
+// stop of another node removing the emptied rundir's folder, not by a
+// sweep. Once the start lets go, an empty folder goes.
+func TestRemoveLeavesAFolderBeingFilled(t *testing.T) {
+	rundir, c := cgroupRundir(t)
+	path, held, err := Make(c, "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Remove(path, rundir, "w1"); err != nil {
+		t.Fatalf("Remove of a held folder: %v", err)
+	}
+	RemoveParent(c.Parent)
+	Sweep(rundir)
+	if err := RemoveIdle(path); err == nil {
+		t.Fatal("RemoveIdle removed a held folder")
+	}
+	if _, err := os.Stat(path); err != nil {
+		held.Close()
+		t.Fatalf("a folder a start was filling was removed: %v", err)
+	}
+	// The step's descriptor holds it too, until it has joined.
+	step, err := Open(path)
+	held.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Remove(path, rundir, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		step.Close()
+		t.Fatalf("the folder the step holds was removed: %v", err)
+	}
+	step.Close()
+	if err := Remove(path, rundir, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, c.Parent} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s after the last Remove: %v; want it gone", p, err)
+		}
+	}
+}
+
+// A stop that removes the emptied rundir's folder between a start's look
+// at it and its making of the node's folder in it does not fail the
+// start: the start makes the folder again.
+func TestMakeAfterTheParentWent(t *testing.T) {
+	_, c := cgroupRundir(t)
+	removed := 0
+	makeNodeHook = func() {
+		if removed == 0 {
+			RemoveParent(c.Parent) // another command's stop, in between
+			if _, err := os.Stat(c.Parent); errors.Is(err, os.ErrNotExist) {
+				removed++
+			}
+		}
+	}
+	t.Cleanup(func() { makeNodeHook = nil })
+	path, held, err := Make(c, "w1")
+	if err != nil {
+		t.Fatalf("Make with the parent removed under it: %v", err)
+	}
+	defer held.Close()
+	if removed != 1 {
+		t.Fatal("the hook did not remove the parent: the test tests nothing")
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatal(err)
+	}
+}

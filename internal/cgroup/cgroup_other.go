@@ -15,7 +15,12 @@ func Detect(rundir string) Containment {
 }
 
 // Make is errors.ErrUnsupported off Linux.
-func Make(c Containment, name string) (string, error) { return "", errors.ErrUnsupported }
+func Make(c Containment, name string) (string, *os.File, error) {
+	return "", nil, errors.ErrUnsupported
+}
+
+// RemoveIdle does nothing off Linux.
+func RemoveIdle(path string) error { return nil }
 
 // Open is errors.ErrUnsupported off Linux.
 func Open(path string) (*os.File, error) { return nil, errors.ErrUnsupported }
@@ -56,3 +61,4 @@ func KillMade(path string) ([]int, error) { return nil, errors.ErrUnsupported }
 
 // Sweep does nothing off Linux.
 func Sweep(rundir string) {}
+

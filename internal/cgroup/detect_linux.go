@@ -67,7 +67,7 @@ func detect(rundir string) (Containment, error) {
 	}
 	undo := func() {
 		if made {
-			unix.Unlinkat(int(d.File().Fd()), name, unix.AT_REMOVEDIR)
+			removeIdle(int(d.File().Fd()), name) // not if a start holds it
 		}
 	}
 	var st unix.Stat_t

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -89,24 +90,26 @@ func (c *Set) cleanCgroup(n nodes.Node) ([]int, error) {
 // startCgroup readies n's cgroup before its start: the tree of its last
 // run, if any is left, refused (a [LingeringError]) or with clean killed;
 // then the folder under cg made, whose path it returns ("" under
-// Session).
-func (c *Set) startCgroup(cg cgroup.Containment, prev nodes.Node, hasPrev bool, n nodes.Node, clean bool) (string, error) {
+// Session), with the folder held: the caller closes it once the node's
+// exec step holds it (after Spawn), so that no other command removes it
+// meanwhile.
+func (c *Set) startCgroup(cg cgroup.Containment, prev nodes.Node, hasPrev bool, n nodes.Node, clean bool) (string, *os.File, error) {
 	if hasPrev && prev.Cgroup != "" {
 		t, err := c.lingering(prev)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if t.Populated && !clean {
-			return "", &LingeringError{Cgroup: prev.Cgroup, Procs: t.Procs}
+			return "", nil, &LingeringError{Cgroup: prev.Cgroup, Procs: t.Procs}
 		}
 		if t.Populated || prev.Cgroup != cg.NodePath(n.Name) {
 			if _, err := c.cleanCgroup(prev); err != nil {
-				return "", err
+				return "", nil, err
 			}
 		}
 	}
 	if cg.Mode != cgroup.Cgroup {
-		return "", nil
+		return "", nil, nil
 	}
 	return cgroup.Make(cg, n.Name)
 }

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"reflect"
 	"runtime"
-	"strings"
 
 	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/launch"
@@ -235,7 +234,10 @@ func (c *Set) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *s
 		nodes.RemoveIn(rundir, stopMark(n.Name)) // of the process before
 	}
 	// The tree of its last run, if left, and its cgroup for this one.
-	cgPath, err := c.startCgroup(cg, prev, prevErr == nil, n, c.Clean)
+	cgPath, cgHeld, err := c.startCgroup(cg, prev, prevErr == nil, n, c.Clean)
+	if cgHeld != nil {
+		defer cgHeld.Close()
+	}
 	if err != nil {
 		r.fail("start", err)
 		return nil
@@ -283,13 +285,10 @@ func (c *Set) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *s
 		lk.Unlock()
 	}
 	ch, err := launch.Spawn(ctx, c.rp, n, env, c.LockTimeout)
-	if n.Cgroup != "" && errors.Is(err, fs.ErrNotExist) && strings.HasPrefix(err.Error(), "cgroup") {
-		// The folder made for it went before the step could open it:
-		// the last stop of the node, in a restart, removing its own
-		// (empty) folder of that name late. Made again, once.
-		if _, merr := cgroup.Make(cg, n.Name); merr == nil {
-			ch, err = launch.Spawn(ctx, c.rp, n, env, c.LockTimeout)
-		}
+	if cgHeld != nil {
+		// The step holds its folder now, or has joined it: let go of
+		// ours, so that the failed start's drop below can remove it.
+		cgHeld.Close()
 	}
 	if err != nil && nt != nil {
 		nt.Close()

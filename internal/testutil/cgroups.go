@@ -5,13 +5,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/multi-launcher/multi/internal/cgroup"
 )
 
 // SweepCgroups notes the multi.* cgroup v2 folders there are now (the
 // parents multi makes for a rundir's nodes) and returns a function that
-// removes those made since, once empty: a test's rundir goes with its
-// TempDir, and with it the next command of that rundir that would have
-// removed them. Only empty folders go (rmdir of a populated cgroup
+// removes those made since, once empty and not in use: a test's rundir
+// goes with its TempDir, and with it the next command of that rundir that
+// would have removed them. Only empty folders go (rmdir of a populated cgroup
 // fails); for a package's TestMain, around m.Run.
 func SweepCgroups() (done func()) {
 	before := map[string]bool{}
@@ -23,13 +25,15 @@ func SweepCgroups() (done func()) {
 			if before[d] {
 				continue
 			}
+			// Only what no multi command holds: another package's or
+			// test process's start may be making its node's folder now.
 			ents, _ := os.ReadDir(d)
 			for _, e := range ents {
 				if e.IsDir() {
-					os.Remove(filepath.Join(d, e.Name()))
+					cgroup.RemoveIdle(filepath.Join(d, e.Name()))
 				}
 			}
-			os.Remove(d)
+			cgroup.RemoveIdle(d)
 		}
 	}
 }
