@@ -67,6 +67,16 @@ func (c *Set) RunStart(ctx context.Context, rp *launch.Reaper, n nodes.Node, wor
 func (c *Set) RunStopWait(ctx context.Context, ns []nodes.Node) []Result {
 	results := make([]Result, len(ns))
 	for i, n := range ns {
+		if n.Cgroup == "" {
+			// The run's nodes are its spec's: the cgroup its start made
+			// is in the record, and stopwait waits for that tree too.
+			if rec, err := nodes.ReadRecord(c.rundir(), n.Name); err == nil {
+				n.Cgroup = rec.Cgroup
+				if n.KillMode == "" {
+					n.KillMode = rec.KillMode
+				}
+			}
+		}
 		results[i].Node = n
 	}
 	c.stopWait(ctx, results, stopOpts{op: "stopwait", sig: c.signal(), timeout: c.stop.Timeout, report: true})
