@@ -6,11 +6,16 @@ import "github.com/multi-launcher/multi/internal/cgroup"
 // in a rundir: Mode "cgroup" (each node's whole process tree in a cgroup
 // v2 folder of its own, under Cgroup) or "session" (the lock holder and
 // its session, as without cgroups); Why says why, and for "session" why
-// not "cgroup".
+// not "cgroup". Run says what multi run does with its own process
+// first: moves into a leaf cgroup of its own (RunLeaf) where its cgroup
+// holds other processes or is the root of a container's cgroup
+// namespace, and why.
 type Containment struct {
-	Mode   string
-	Cgroup string
-	Why    string
+	Mode    string
+	Cgroup  string
+	Why     string
+	RunLeaf string
+	Run     string
 }
 
 // CheckContainment returns the containment this process gives the nodes
@@ -20,8 +25,9 @@ type Containment struct {
 func CheckContainment(rundir string) Containment {
 	c := (&Cluster{RunDir: rundir}).set()
 	cg := cgroup.Detect(c.RunDirPath())
+	p := cgroup.RunPlacement(c.RunDirPath())
 	if cg.Mode == cgroup.Cgroup {
 		cgroup.RemoveParent(cg.Parent)
 	}
-	return Containment{Mode: cg.Mode, Cgroup: cg.Parent, Why: cg.Why}
+	return Containment{Mode: cg.Mode, Cgroup: cg.Parent, Why: cg.Why, RunLeaf: p.Leaf, Run: p.Why}
 }

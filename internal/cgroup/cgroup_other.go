@@ -62,3 +62,19 @@ func KillMade(path string) ([]int, error) { return nil, errors.ErrUnsupported }
 // Sweep does nothing off Linux.
 func Sweep(rundir string) {}
 
+// RunLeaf is the leaf a foreground run moves itself into on Linux.
+const RunLeaf = "multi.run"
+
+// A Placement is where a foreground run is (see the Linux version).
+type Placement struct {
+	Leaf string
+	Why  string
+}
+
+// RunPlacement says that a run does not move off Linux.
+func RunPlacement(rundir string) Placement { return Placement{Why: "cgroups are Linux's"} }
+
+// PlaceRun does nothing off Linux.
+func PlaceRun(rundir string) (Placement, func(), error) {
+	return Placement{Why: "cgroups are Linux's"}, func() {}, nil
+}

@@ -138,8 +138,18 @@ func isCgroup2(path string) error {
 	return nil
 }
 
-// ownCgroup is this process's cgroup v2 path, from /proc/self/cgroup.
+// ownCgroup is the cgroup v2 path of this process's nodes: its own, or
+// for a run in its leaf (see [PlaceRun]), the one beside it.
 func ownCgroup() (string, error) {
+	p, err := selfCgroup()
+	if err == nil && filepath.Base(p) == RunLeaf {
+		p = filepath.Dir(p)
+	}
+	return p, err
+}
+
+// selfCgroup is this process's cgroup v2 path, from /proc/self/cgroup.
+func selfCgroup() (string, error) {
 	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return "", fmt.Errorf("no /proc/self/cgroup: %w", err)

@@ -35,6 +35,11 @@ this user and rundir, and why not the other.
 		} else {
 			fmt.Fprintf(w, "why not cgroup: %s\n", cg.Why)
 		}
+		if cg.RunLeaf != "" {
+			fmt.Fprintf(w, "multi run: moves itself into %s first: %s\n", cg.RunLeaf, cg.Run)
+		} else if cg.Mode == "cgroup" {
+			fmt.Fprintf(w, "multi run: stays in its cgroup: %s\n", cg.Run)
+		}
 		return exitOK, nil
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/launch"
 
 	"github.com/multi-launcher/multi/internal/pin"
@@ -57,6 +58,18 @@ func Run(ctx context.Context, h Host, ns []nodes.Node, o Options) (code int, why
 			r.logf("cannot become a child subreaper (orphans of the nodes will not be reaped here): %v", err)
 		}
 		defer restore()
+	}
+	// Out of a cgroup that holds other processes (or is the root of a
+	// container's cgroup namespace) into a leaf of its own, before any
+	// node starts: the nodes' cgroups, beside it, could then have
+	// controllers enabled for them.
+	if p, back, err := cgroup.PlaceRun(o.RunDir); err != nil {
+		r.logf("stays in its cgroup: %v", err)
+	} else {
+		if p.Leaf != "" {
+			r.logf("moved into cgroup %s (%s); its nodes' cgroups are beside it", p.Leaf, p.Why)
+		}
+		defer back()
 	}
 	// A log reader that goes away (a closed stdout pipe) must not end the
 	// run and leave its nodes unsupervised: writes fail instead. Notify,
