@@ -210,11 +210,21 @@ func Signal(path, rundir, name string, sig syscall.Signal) error {
 	return nil
 }
 
-// WaitEmpty polls the node's cgroup at path until nothing is left in it
-// or until deadline (zero: none) or done closes; it reports whether it
-// is empty, read again before it says so.
+// WaitEmpty waits until nothing is left in the node's cgroup at path, or
+// until deadline (zero: none) or done closes; it reports whether it is
+// empty, read again before it says so. It wakes at each change of the
+// cgroup's cgroup.events (see watchEvents), and polls too, at most every
+// pollCap, in case no watch could be had.
 func WaitEmpty(path, rundir, name string, deadline time.Time, done <-chan struct{}) (bool, error) {
-	for delay := 100 * time.Microsecond; ; delay = min(2*delay, 50*time.Millisecond) {
+	var wake chan struct{}
+	if f, err := openNode(path, rundir, name); err == nil {
+		var stop func()
+		if wake, stop, err = watchEvents(f); err == nil {
+			defer stop()
+		}
+		f.Close()
+	}
+	for delay := pollFirst; ; delay = min(2*delay, pollCap) {
 		// Opened for each look, not held: a stop waits on many at once.
 		t, err := Read(path, rundir, name)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -229,13 +239,34 @@ func WaitEmpty(path, rundir, name string, deadline time.Time, done <-chan struct
 		if !deadline.IsZero() && time.Now().After(deadline) {
 			return false, nil
 		}
+		if waitLooked != nil {
+			waitLooked()
+		}
+		wait := delay
+		if !deadline.IsZero() {
+			wait = min(wait, max(time.Until(deadline), 0)+time.Millisecond)
+		}
+		timer := time.NewTimer(wait)
 		select {
 		case <-done:
+			timer.Stop()
 			return false, nil
-		case <-time.After(delay):
+		case <-wake:
+		case <-timer.C:
 		}
+		timer.Stop()
 	}
 }
+
+// pollFirst and pollCap bound the waits between two looks at a cgroup
+// whose events may not be watched (the first, and the longest); a test
+// sets them high, to see the watch wake. waitLooked, when a test sets it,
+// runs after each look that found the cgroup populated.
+var (
+	pollFirst  = 100 * time.Microsecond
+	pollCap    = 50 * time.Millisecond
+	waitLooked func()
+)
 
 // Remove removes the node's cgroup folder at path if it is empty, then
 // the rundir's folder above it if that is empty too. A populated folder

@@ -184,3 +184,59 @@ func TestMakeAfterTheParentWent(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// WaitEmpty wakes when the cgroup empties, told by inotify on its
+// cgroup.events, not at its next poll: with polls an hour apart, it
+// still returns once the last process is gone.
+func TestWaitEmptyWakesOnEvents(t *testing.T) {
+	rundir, c := cgroupRundir(t)
+	path, held, err := Make(c, "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	defer func() {
+		if !killed {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	}()
+	if err := os.WriteFile(filepath.Join(path, "cgroup.procs"), []byte(itoa(cmd.Process.Pid)), 0); err != nil {
+		t.Fatal(err)
+	}
+	looked := make(chan struct{}, 1)
+	pollFirst, pollCap, waitLooked = time.Hour, time.Hour, func() {
+		select {
+		case looked <- struct{}{}:
+		default:
+		}
+	}
+	first, most := pollFirst, pollCap
+	t.Cleanup(func() { pollFirst, pollCap, waitLooked = first, most, nil })
+	type result struct {
+		empty bool
+		err   error
+	}
+	res := make(chan result, 1)
+	go func() {
+		ok, err := WaitEmpty(path, rundir, "w1", time.Time{}, nil)
+		res <- result{ok, err}
+	}()
+	<-looked // it saw the process, and now waits
+	cmd.Process.Kill()
+	cmd.Wait()
+	killed = true
+	select {
+	case r := <-res:
+		if !r.empty || r.err != nil {
+			t.Fatalf("WaitEmpty = %v, %v; want true", r.empty, r.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("WaitEmpty did not wake when the cgroup emptied (no inotify on cgroup.events)")
+	}
+}
