@@ -98,6 +98,23 @@ func ProcessStart(pid int) (time.Time, error) {
 // SessionMembers returns the live processes (not zombies) of session sid,
 // found by scanning /proc, ordered by pid.
 func SessionMembers(sid int) ([]Proc, error) {
+	all, err := ReadProcs()
+	if err != nil {
+		return nil, err
+	}
+	var out []Proc
+	for _, p := range all {
+		if p.Session == sid {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// ReadProcs returns every live process (not a zombie) that /proc lists,
+// ordered by pid: one look, in which a caller finds the members of many
+// sessions.
+func ReadProcs() ([]Proc, error) {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return nil, err
@@ -107,15 +124,15 @@ func SessionMembers(sid int) ([]Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []Proc
+	out := make([]Proc, 0, len(names))
 	for _, name := range names {
 		pid, err := strconv.Atoi(name)
 		if err != nil || pid <= 0 {
 			continue
 		}
 		p, err := ReadProc(pid)
-		if err != nil || p.Session != sid || p.Gone() {
-			continue // gone since the listing, or not one of them
+		if err != nil || p.Gone() {
+			continue // gone since the listing
 		}
 		out = append(out, p)
 	}

@@ -23,3 +23,6 @@ func ProcessStart(pid int) (time.Time, error) { return time.Time{}, errors.ErrUn
 
 // SessionMembers returns the processes of session sid; only Linux says.
 func SessionMembers(sid int) ([]Proc, error) { return nil, errors.ErrUnsupported }
+
+// ReadProcs returns every live process; only Linux says.
+func ReadProcs() ([]Proc, error) { return nil, errors.ErrUnsupported }

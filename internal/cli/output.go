@@ -174,7 +174,11 @@ func warnings(r multi.Result) string {
 	}
 	switch {
 	case r.KilledAfter != 0 && r.Lingering > 0:
-		ws = append(ws, fmt.Sprintf("%d processes of its tree still running after %s; killed them (cgroup.kill)", r.Lingering, r.KilledAfter))
+		how := "cgroup.kill"
+		if r.Node.Cgroup == "" {
+			how = "SIGKILL to each of its session"
+		}
+		ws = append(ws, fmt.Sprintf("%d processes of its tree still running after %s; killed them (%s)", r.Lingering, r.KilledAfter, how))
 	case r.KilledAfter != 0:
 		ws = append(ws, fmt.Sprintf("still running after %s; sent KILL (pid %d)", r.KilledAfter, pid))
 	}

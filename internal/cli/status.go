@@ -79,7 +79,7 @@ pid is the lock holder as multi sees it, file_pid what the text says.
 					out[i].ReadyError = s.ReadyErr.Error()
 				}
 				out[i].Containment, out[i].Memory, out[i].CPUUsec = s.Tree.Containment, s.Tree.Memory, s.Tree.CPUUsec
-				if s.Tree.Containment == "cgroup" {
+				if s.Tree.Containment == "cgroup" || s.Node.KillMode != "process" {
 					out[i].Procs = &s.Tree.Procs
 				}
 				if s.Err != nil {
@@ -128,7 +128,11 @@ func (o *output) describeStatus(s multi.Status) string {
 	case s.Stopping != 0:
 		return o.paint(yellow, "stopping") + fmt.Sprintf(" (pid %d let go of its pidfile's lock and is exiting)", s.Stopping)
 	case s.Tree.Lingering:
-		return o.paint(red, "lingering") + fmt.Sprintf(" (its lock is free, but %d processes are left in its cgroup %s; stopwait cleans them)", s.Tree.Procs, nodes.Printable(s.Tree.Cgroup))
+		where := "its cgroup " + nodes.Printable(s.Tree.Cgroup)
+		if s.Tree.Cgroup == "" {
+			where = "its session"
+		}
+		return o.paint(red, "lingering") + fmt.Sprintf(" (its lock is free, but %d processes are left in %s; stopwait cleans them)", s.Tree.Procs, where)
 	case s.State == pidfile.Running && s.Mismatch():
 		return o.paint(green, "running") + fmt.Sprintf(" (pid %d; the pidfile's text disagrees, the lock holder is the truth)", s.PID)
 	case s.State == pidfile.Running:

@@ -49,6 +49,11 @@ type Set struct {
 	// containment).
 	cgOnce sync.Once
 	cg     cgroup.Containment
+	// scanned is the last look at /proc for nodes' sessions, begun at
+	// scanAt (see procs).
+	scanMu  sync.Mutex
+	scanAt  time.Time
+	scanned []nodes.Proc
 }
 
 // StopOptions are package multi's StopOptions, which documents them.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -25,6 +26,7 @@ type Status struct {
 func (c *Set) Status(ctx context.Context) ([]Status, error) {
 	out := make([]Status, len(c.Nodes))
 	var errs []error
+	begun := time.Now() // one look at /proc serves every node's session
 	for i, n := range c.Nodes {
 		out[i].Node = n
 		info, err := pidfile.Inspect(n.PidFile)
@@ -41,7 +43,7 @@ func (c *Set) Status(ctx context.Context) ([]Status, error) {
 			out[i].Lost, out[i].Stopping = c.lostProc(ctx, n, info, 0)
 		}
 		if err == nil {
-			out[i].Tree, err = c.tree(n, out[i])
+			out[i].Tree, err = c.tree(n, out[i], begun)
 		}
 		if err != nil {
 			out[i].Err = &NodeError{Node: n.Name, Op: "status", Err: err}
