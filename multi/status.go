@@ -116,11 +116,12 @@ func textErr(s string) error {
 
 // A Tree is what a node's containment holds. Containment is "cgroup"
 // where the node's processes are in a cgroup v2 folder of its own
-// (Cgroup), else "session" (its lock holder and its session, as without
-// cgroups). Procs counts the processes in the cgroup; Memory
-// (memory.current, bytes) and CPUUsec (cpu.stat's usage_usec) are nil
-// where those controllers are not enabled: absent, not zero. Lingering:
-// nobody holds the node's lock, yet processes are left in its cgroup.
+// (Cgroup), else "session" (its lock holder and the members of its
+// session). Procs counts the processes in the cgroup, or in the session
+// (none under KillMode process); Memory (memory.current, bytes) and
+// CPUUsec (cpu.stat's usage_usec) are nil where those controllers are not
+// enabled: absent, not zero. Lingering: nobody holds the node's lock, yet
+// processes are left in its cgroup or session.
 type Tree struct {
 	Containment string
 	Cgroup      string `json:",omitempty"`
