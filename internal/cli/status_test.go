@@ -96,9 +96,9 @@ func TestStatusJSON(t *testing.T) {
 	}
 	want := []map[string]any{
 		{"name": "w1", "fullname": "w1@h", "state": "stopped", "pid": 0.0, "file_pid": 0.0,
-			"pidfile": filepath.Join(dir, "w1.pid"), "logfile": filepath.Join(dir, "w1.log"), "containment": "session"},
+			"pidfile": filepath.Join(dir, "w1.pid"), "logfile": filepath.Join(dir, "w1.log"), "containment": "session", "procs": 0.0},
 		{"name": "w2", "fullname": "w2@h", "state": "stopped", "pid": 0.0, "file_pid": 0.0,
-			"pidfile": filepath.Join(dir, "w2.pid"), "logfile": filepath.Join(dir, "w2.log"), "containment": "session"},
+			"pidfile": filepath.Join(dir, "w2.pid"), "logfile": filepath.Join(dir, "w2.log"), "containment": "session", "procs": 0.0},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("status --json:\n%s\nwant %v", out, want)

@@ -237,7 +237,8 @@ func (c *Set) signalTree(r *Result, op string, sig syscall.Signal) {
 
 // cleanLingering kills, for stop, stopwait and kill, what is left in the
 // cgroup of a node whose lock nobody holds (r says not running), and with
-// wait waits until it is gone and removes the cgroup.
+// wait waits until it is gone and removes the cgroup. An empty cgroup (its
+// node exited on its own) is removed by each of them.
 func (c *Set) cleanLingering(r *Result, op string, wait bool) {
 	n := r.Node
 	if r.Err != nil || n.Cgroup == "" && !inSession(n) || n.KillMode == cgroup.Process {
@@ -249,9 +250,7 @@ func (c *Set) cleanLingering(r *Result, op string, wait bool) {
 		return
 	}
 	if !t.Populated {
-		if wait {
-			c.removeCgroup(r)
-		}
+		c.removeCgroup(r)
 		return
 	}
 	if !wait {
