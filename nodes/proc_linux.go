@@ -85,6 +85,17 @@ func (p Proc) Start() time.Time {
 	return time.Now().Add(started - sinceBoot)
 }
 
+// NowTicks returns the time since boot in the unit of
+// [Proc.StartTicks]: a process whose StartTicks is below it had started by
+// now. 0 if the clock cannot be read.
+func NowTicks() uint64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
+		return 0
+	}
+	return uint64(time.Duration(ts.Nano()) * clockTicks / time.Second)
+}
+
 // ProcessStart returns when process pid started, from /proc/PID/stat and
 // the boot time; status uses it for uptime.
 func ProcessStart(pid int) (time.Time, error) {

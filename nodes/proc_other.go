@@ -17,6 +17,10 @@ func ReadProcAt(path string) (Proc, error) { return Proc{}, errors.ErrUnsupporte
 // Start returns when the process started; only Linux says.
 func (p Proc) Start() time.Time { return time.Time{} }
 
+// NowTicks returns the time since boot in the unit of [Proc.StartTicks];
+// only Linux says (0).
+func NowTicks() uint64 { return 0 }
+
 // ProcessStart returns when process pid started; only Linux says, through
 // /proc.
 func ProcessStart(pid int) (time.Time, error) { return time.Time{}, errors.ErrUnsupported }

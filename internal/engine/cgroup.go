@@ -111,7 +111,9 @@ func (c *Set) cleanCgroup(n nodes.Node) ([]int, error) {
 // Session).
 func (c *Set) startCgroup(cg cgroup.Containment, prev nodes.Node, hasPrev bool, n nodes.Node, clean bool) (string, error) {
 	if hasPrev && (prev.Cgroup != "" || inSession(prev)) {
-		t, err := c.lingering(prev)
+		// A session seen as procsAfter sees it: the holder of a node
+		// down is gone already.
+		t, err := c.lingeringSince(prev, time.Time{})
 		if err != nil {
 			return "", err
 		}

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"syscall"
 	"time"
 
@@ -25,24 +26,51 @@ func (c *Set) procs(since time.Time) ([]nodes.Proc, error) {
 	if !c.scanAt.IsZero() && !c.scanAt.Before(since) {
 		return c.scanned, nil
 	}
-	at := time.Now()
+	at, ticks := time.Now(), nodes.NowTicks()
 	ps, err := nodes.ReadProcs()
 	if err != nil {
 		return nil, err
 	}
-	c.scanAt, c.scanned = at, ps
+	c.scanAt, c.scanTicks, c.scanned = at, ticks, ps
 	return ps, nil
 }
 
+// procsAfter returns a look at /proc that began after st's process had
+// started and in which that process was no longer alive (gone, or a
+// zombie): then its session's members were all in it, and none can join
+// a session left empty (but for a child forked in the moment between the
+// look's listing and its read of the process's own entry). The last look
+// serves when it is one: the nodes a start finds down, stopped before it
+// began, share it.
+func (c *Set) procsAfter(st nodes.Started) ([]nodes.Proc, error) {
+	c.scanMu.Lock()
+	ps, ticks := c.scanned, c.scanTicks
+	c.scanMu.Unlock()
+	if ticks > st.StartTicks && st.StartTicks != 0 {
+		_, live := slices.BinarySearchFunc(ps, st.PID, func(p nodes.Proc, pid int) int { return p.PID - pid })
+		if !live {
+			return ps, nil
+		}
+	}
+	return c.procs(time.Now())
+}
+
 // session returns the members of n's session as a look at /proc begun no
-// earlier than since shows them (see [pin.Members]), and the process n's
-// record names, whose pid is the session's id: none without one.
+// earlier than since shows them (see [pin.Members]; the zero since: as
+// procsAfter finds them), and the process n's record names, whose pid is
+// the session's id: none without one.
 func (c *Set) session(n nodes.Node, since time.Time) ([]nodes.Proc, nodes.Started, error) {
 	st := c.recordedProcess(n)
 	if st.PID == 0 {
 		return nil, st, nil
 	}
-	ps, err := c.procs(since)
+	var ps []nodes.Proc
+	var err error
+	if since.IsZero() {
+		ps, err = c.procsAfter(st)
+	} else {
+		ps, err = c.procs(since)
+	}
 	if errors.Is(err, errors.ErrUnsupported) {
 		return nil, st, nil // no /proc: the lock holder alone
 	}
@@ -80,7 +108,7 @@ func (c *Set) signalSession(n nodes.Node, sig syscall.Signal) ([]int, error) {
 		}
 		ok, err := pin.SignalMember(m, st, sig)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, fmt.Errorf("pid %d of its session: %w", m.PID, err))
 		} else if ok {
 			done = append(done, m.PID)
 		}

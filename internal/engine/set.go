@@ -50,10 +50,11 @@ type Set struct {
 	cgOnce sync.Once
 	cg     cgroup.Containment
 	// scanned is the last look at /proc for nodes' sessions, begun at
-	// scanAt (see procs).
-	scanMu  sync.Mutex
-	scanAt  time.Time
-	scanned []nodes.Proc
+	// scanAt, scanTicks after boot (see procs).
+	scanMu    sync.Mutex
+	scanAt    time.Time
+	scanTicks uint64
+	scanned   []nodes.Proc
 }
 
 // StopOptions are package multi's StopOptions, which documents them.
