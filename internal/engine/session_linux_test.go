@@ -3,21 +3,27 @@ package engine
 import (
 	"context"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/multi-launcher/multi/internal/cgroup"
+	"github.com/multi-launcher/multi/internal/testhooks"
+	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/nodes"
 )
 
-// sessionOf starts sh -c script in a session of its own (not a node),
+// sessionOf starts sh -c script args in a session of its own (not a node),
 // with its stdin a pipe it may read from, and returns it; the test's
 // cleanup kills its session's members by pid.
-func sessionOf(t *testing.T, script string) (*exec.Cmd, io.WriteCloser) {
+func sessionOf(t *testing.T, script string, args ...string) (*exec.Cmd, io.WriteCloser) {
 	t.Helper()
-	cmd := exec.Command("sh", "-c", script)
+	cmd := exec.Command("sh", append([]string{"-c", script}, args...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -84,10 +90,27 @@ func forged(t *testing.T, st nodes.Started) *Set {
 }
 
 // alive reports whether p still runs (a zombie does not) as the process
-// it was.
+// it was, with no SIGKILL on its way: one sent a moment ago is pending, or
+// the process is exiting, until it is a zombie.
 func alive(p nodes.Proc) bool {
 	q, err := nodes.ReadProc(p.PID)
-	return err == nil && !q.Gone() && q.StartTicks == p.StartTicks
+	if err != nil || q.Gone() || q.Exiting() || q.StartTicks != p.StartTicks {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.PID) + "/status")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(line, ":")
+		if k != "SigPnd" && k != "ShdPnd" {
+			continue
+		}
+		if mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err != nil || mask&(1<<(syscall.SIGKILL-1)) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // TestSessionStranger: a node's tree without a cgroup is its session, by
@@ -176,4 +199,58 @@ func TestSessionStranger(t *testing.T) {
 			t.Fatalf("stopwait of the node's own session: %+v, %v; want its member killed", rs[0], err)
 		}
 	})
+}
+
+// TestSessionMemberCheckedAfterPin: a member of a node's session found in
+// /proc is pinned with a pidfd and read again before it is signalled; one
+// that left the session in between (its own setsid) is not signalled.
+func TestSessionMemberCheckedAfterPin(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	dir := t.TempDir()
+	ready, left := filepath.Join(dir, "ready"), filepath.Join(dir, "left")
+	// The member leaves the session on SIGUSR1, and says so.
+	member := `import os, signal, sys, time
+def leave(*_):
+    os.setsid()
+    open(sys.argv[2], "w").close()
+signal.signal(signal.SIGUSR1, leave)
+open(sys.argv[1], "w").close()
+while True:
+    time.sleep(1)
+`
+	cmd, in := sessionOf(t, `python3 -c "$0" "$1" "$2" & read x; exit 0`, member, ready, left)
+	sid := cmd.Process.Pid
+	leader, err := nodes.ReadProc(sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.PollUntil(t, "the member ready", func() bool { _, err := os.Stat(ready); return err == nil })
+	ms := members(t, sid, 1)
+	t.Cleanup(func() { syscall.Kill(ms[0].PID, syscall.SIGKILL) })
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	// The node's own session, its leader gone: the member lingers.
+	c := forged(t, nodes.Started{PID: sid, StartTicks: leader.StartTicks})
+	testhooks.BeforePin = func(pid int) {
+		if pid != ms[0].PID {
+			return
+		}
+		syscall.Kill(pid, syscall.SIGUSR1)
+		testutil.PollUntil(t, "the member out of the session", func() bool { _, err := os.Stat(left); return err == nil })
+	}
+	defer func() { testhooks.BeforePin = nil }()
+	rs, err := c.StopWait(context.Background(), StopOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !alive(ms[0]) {
+		t.Fatalf("pid %d, out of the node's session when pinned, was signalled (%+v)", ms[0].PID, rs[0])
+	}
+	if p, err := nodes.ReadProc(ms[0].PID); err != nil || p.Session != ms[0].PID {
+		t.Fatalf("the member did not leave the session: %+v, %v", p, err)
+	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -18,6 +19,9 @@ func SignalMember(m nodes.Proc, st nodes.Started, sig syscall.Signal) (bool, err
 	p, err := CheckPID(m.PID)
 	if err != nil {
 		return false, err
+	}
+	if h := testhooks.BeforePin; h != nil {
+		h(m.PID)
 	}
 	pfd, err := unix.PidfdOpen(int(p), 0)
 	switch err {
