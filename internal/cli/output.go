@@ -107,7 +107,8 @@ func (o *output) resultLine(r multi.Result, failed bool) string {
 	case r.Outcome == multi.StaleRemoved:
 		return o.paint(yellow, "not running (stale pidfile removed)")
 	case r.Outcome == multi.Killed && r.Lingering > 0:
-		// Its lock was free; what its tree left in its cgroup is gone.
+		// Its lock was free; what its tree left in its cgroup (or
+		// session) is gone.
 		return o.paint(green, "killed") + fmt.Sprintf(" %d lingering processes", r.Lingering)
 	case r.Outcome == multi.KilledAfterTimeout:
 		// It did stop, but not when asked: that is worth a look.
