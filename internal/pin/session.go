@@ -17,7 +17,10 @@ import (
 // [SessionIsNodes] (the number names st's process, or no process at all)
 // and it started no earlier than st did. A process that left the session
 // (setsid of its own) is not found. Never pid 1 or below, never this
-// process.
+// process. A record names a pid as the pid namespace of the multi that
+// started the node sees it, and records do not say which namespace that
+// was: a rundir shared with another pid namespace should be looked at
+// only from the one its nodes started in.
 func Members(procs []nodes.Proc, st nodes.Started) []nodes.Proc {
 	var out []nodes.Proc
 	for _, p := range procs {
