@@ -26,9 +26,14 @@ type Status struct {
 	// at once): "ready", "starting" (failing, but younger than
 	// [Cluster.ReadyTimeout]) or "unready", with ReadyErr saying why; ""
 	// for a node without a check or not running. Checks that only a
-	// start can see pass (notify, fd:N, log) count a running node ready.
+	// start can see pass (notify, fd:N) count a running node ready when
+	// the start of this very process (its pid and start time, as
+	// recorded) saw it pass; log reads again the lines it logged since.
 	Ready    string
 	ReadyErr error
+	// ReadyStatus is the node's last STATUS= text (--ready=notify), as
+	// the start of this process recorded it.
+	ReadyStatus string
 	// Tree is what the node's containment holds: its cgroup's processes.
 	Tree Tree
 	// Err is set when the pidfile could not be inspected, or is locked by
@@ -75,6 +80,8 @@ type statusJSON struct {
 	Ready    string     `json:",omitempty"`
 	ReadyErr string     `json:",omitempty"`
 	Tree     Tree
+	// ReadyStatus: the node's last STATUS= text.
+	ReadyStatus string `json:",omitempty"`
 }
 
 // MarshalJSON encodes s with its state as a word and its errors as their
@@ -82,7 +89,7 @@ type statusJSON struct {
 func (s Status) MarshalJSON() ([]byte, error) {
 	return json.Marshal(statusJSON{Node: s.Node, Path: s.Path, State: s.State, PID: s.PID,
 		LockErr: errText(s.LockErr), FilePID: s.FilePID, FileErr: errText(s.FileErr),
-		Lost: s.Lost, Stopping: s.Stopping, Tree: s.Tree, Err: errText(s.Err), Ready: s.Ready, ReadyErr: errText(s.ReadyErr)})
+		Lost: s.Lost, Stopping: s.Stopping, Tree: s.Tree, Err: errText(s.Err), Ready: s.Ready, ReadyErr: errText(s.ReadyErr), ReadyStatus: s.ReadyStatus})
 }
 
 // UnmarshalJSON decodes what MarshalJSON encodes. The errors come back
@@ -94,7 +101,7 @@ func (s *Status) UnmarshalJSON(b []byte) error {
 	}
 	*s = Status{Node: j.Node, Info: pidfile.Info{Path: j.Path, State: j.State, PID: j.PID,
 		LockErr: textErr(j.LockErr), FilePID: j.FilePID, FileErr: textErr(j.FileErr)},
-		Lost: j.Lost, Stopping: j.Stopping, Tree: j.Tree, Err: textErr(j.Err), Ready: j.Ready, ReadyErr: textErr(j.ReadyErr)}
+		Lost: j.Lost, Stopping: j.Stopping, Tree: j.Tree, Err: textErr(j.Err), Ready: j.Ready, ReadyErr: textErr(j.ReadyErr), ReadyStatus: j.ReadyStatus}
 	return nil
 }
 

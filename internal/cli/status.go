@@ -28,6 +28,8 @@ type statusJSON struct {
 	// Ready: ready, starting or unready, for a running node with a check.
 	Ready      string `json:"ready,omitempty"`
 	ReadyError string `json:"ready_error,omitempty"`
+	// ReadyStatus: the node's last STATUS= text (--ready=notify).
+	ReadyStatus string `json:"ready_status,omitempty"`
 	// The node's tree: containment, processes, memory and CPU time where
 	// its cgroup has them (absent, not zero, where not).
 	Containment string `json:"containment"`
@@ -74,7 +76,7 @@ pid is the lock holder as multi sees it, file_pid what the text says.
 			for i, s := range sts {
 				word, _ := stateWord(s)
 				out[i] = statusJSON{Name: s.Node.Name, FullName: s.Node.FullName(), State: word,
-					PID: s.PID, FilePID: s.FilePID, PidFile: s.Node.PidFile, LogFile: s.Node.LogFile, Ready: s.Ready}
+					PID: s.PID, FilePID: s.FilePID, PidFile: s.Node.PidFile, LogFile: s.Node.LogFile, Ready: s.Ready, ReadyStatus: s.ReadyStatus}
 				if s.ReadyErr != nil {
 					out[i].ReadyError = s.ReadyErr.Error()
 				}
@@ -153,7 +155,7 @@ func (o *output) statusTable(sts []multi.Status, rundir string) {
 	}
 	rows := [][]string{{"NODE", "STATE", "PID", "UPTIME", "PIDFILE", "LOGFILE"}}
 	colors := []string{""}
-	var notes []string
+	var notes, statusNotes []string
 	relative := false
 	short := func(path string) string {
 		if rel, err := filepath.Rel(rundir, path); err == nil && rundir != "" && !strings.HasPrefix(rel, "..") {
@@ -192,6 +194,9 @@ func (o *output) statusTable(sts []multi.Status, rundir string) {
 			}
 			notes = append(notes, fmt.Sprintf("%s: the pidfile's text %s; the lock holder, pid %d, is the truth", s.Node.Name, says, s.PID))
 		}
+		if s.ReadyStatus != "" && s.Ready != "" {
+			statusNotes = append(statusNotes, s.Node.Name+": STATUS="+nodes.Printable(s.ReadyStatus))
+		}
 		rows = append(rows, []string{s.Node.Name, state, pid, uptime, short(s.Node.PidFile), short(s.Node.LogFile)})
 		colors = append(colors, color)
 	}
@@ -222,6 +227,9 @@ func (o *output) statusTable(sts []multi.Status, rundir string) {
 	}
 	for _, n := range notes {
 		fmt.Fprint(o.w, wrap("* "+n, width, "  "))
+	}
+	for _, n := range statusNotes {
+		fmt.Fprint(o.w, wrap(n, width, "    "))
 	}
 	if o.verbose {
 		// What the table has no room for: each node's command.

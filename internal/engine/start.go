@@ -125,7 +125,8 @@ type started struct {
 	// its readiness check did not pass.
 	notify   *ready.Notify
 	readyErr error
-	checked  bool // its lock confirmed once it was ready
+	checked  bool          // its lock confirmed once it was ready
+	mine     nodes.Started // its process, as recorded (zero if not)
 }
 
 // finishStart checks a spawned node again once the settle window is over
@@ -192,7 +193,7 @@ func (c *Set) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *s
 		return nil
 	}
 	defer lk.Unlock()
-	prev, prevStarted, prevErr := nodes.ReadRecordStarted(rundir, n.Name)
+	prev, prevStarted, prevReady, prevErr := nodes.ReadRecordReady(rundir, n.Name)
 	info, infoErr := pidfile.Inspect(n.PidFile)
 	if prevErr == nil && prevStarted.PID > 0 && infoErr == nil {
 		// The recorded process may run without its lock: a second copy
@@ -263,7 +264,7 @@ func (c *Set) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *s
 		}
 		var err error
 		if prevErr == nil {
-			err = nodes.WriteRecordStarted(rundir, prev, prevStarted)
+			err = nodes.WriteRecordReady(rundir, prev, prevStarted, prevReady)
 		} else {
 			err = nodes.RemoveRecord(rundir, n.Name)
 		}
@@ -327,7 +328,7 @@ func (c *Set) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *s
 	// half-written record, and on a tmpfs such as /run it costs nothing.
 	var mine nodes.Started
 	if st, err := pin.Identify(ch.PID()); err == nil {
-		if err := nodes.WriteRecordStarted(rundir, n, st); err != nil {
+		if err := nodes.WriteRecordReady(rundir, n, st, nodes.Readiness{LogOffset: ch.LogOffset()}); err != nil {
 			r.recordErr(fmt.Errorf("could not record the node's process: %w", err))
 		} else {
 			mine = st
@@ -351,5 +352,5 @@ func (c *Set) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *s
 			restore()
 		}
 	}
-	return &started{child: ch, undo: undo, notify: nt}
+	return &started{child: ch, undo: undo, notify: nt, mine: mine}
 }

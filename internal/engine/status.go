@@ -19,6 +19,8 @@ type Status struct {
 	// Ready and ReadyErr: see statusReady.
 	Ready    string
 	ReadyErr error
+	// ReadyStatus: the node's last STATUS= text, as its start recorded.
+	ReadyStatus string
 }
 
 // Status is package multi's Cluster.Status, which documents it.
