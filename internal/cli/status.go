@@ -30,6 +30,8 @@ type statusJSON struct {
 	ReadyError string `json:"ready_error,omitempty"`
 	// ReadyStatus: the node's last STATUS= text (--ready=notify).
 	ReadyStatus string `json:"ready_status,omitempty"`
+	// Fatal: why a live multi run gave up on the node (state fatal).
+	Fatal string `json:"fatal,omitempty"`
 	// The node's tree: containment, processes, memory and CPU time where
 	// its cgroup has them (absent, not zero, where not).
 	Containment string `json:"containment"`
@@ -50,7 +52,8 @@ and working folder (and, in lines, its files). States: running, stopped, stale (
 nobody holds the lock of), elsewhere (held from another pid namespace),
 lost (no lock held, but the node's recorded process, same pid and start
 time, still runs: stop it with --lost), stopping (its process let go of
-the lock and is exiting), unknown (locked, but not as a node locks it, or
+the lock and is exiting), fatal (a live multi run gave up on it: its
+--max-restarts), unknown (locked, but not as a node locks it, or
 unreadable). With --json,
 pid is the lock holder as multi sees it, file_pid what the text says.
 
@@ -76,7 +79,7 @@ pid is the lock holder as multi sees it, file_pid what the text says.
 			for i, s := range sts {
 				word, _ := stateWord(s)
 				out[i] = statusJSON{Name: s.Node.Name, FullName: s.Node.FullName(), State: word,
-					PID: s.PID, FilePID: s.FilePID, PidFile: s.Node.PidFile, LogFile: s.Node.LogFile, Ready: s.Ready, ReadyStatus: s.ReadyStatus}
+					PID: s.PID, FilePID: s.FilePID, PidFile: s.Node.PidFile, LogFile: s.Node.LogFile, Ready: s.Ready, ReadyStatus: s.ReadyStatus, Fatal: s.Fatal}
 				if s.ReadyErr != nil {
 					out[i].ReadyError = s.ReadyErr.Error()
 				}
@@ -131,6 +134,8 @@ func (o *output) describeStatus(s multi.Status) string {
 		return o.paint(yellow, "stopping") + fmt.Sprintf(" (pid %d let go of its pidfile's lock and is exiting)", s.Stopping)
 	case s.Tree.Lingering:
 		return o.paint(red, "lingering") + fmt.Sprintf(" (its lock is free, but %d processes are left in its cgroup %s; stopwait cleans them)", s.Tree.Procs, nodes.Printable(s.Tree.Cgroup))
+	case s.Fatal != "":
+		return o.paint(red, "fatal") + " (" + s.Fatal + ")"
 	case s.State == pidfile.Running && s.Mismatch():
 		return o.paint(green, "running") + fmt.Sprintf(" (pid %d; the pidfile's text disagrees, the lock holder is the truth)", s.PID)
 	case s.State == pidfile.Running:
@@ -186,6 +191,9 @@ func (o *output) statusTable(sts []multi.Status, rundir string) {
 		case s.Lost != nil:
 			state += "*"
 			notes = append(notes, fmt.Sprintf("%s: pid %d runs without its pidfile's lock; stop it with --lost", s.Node.Name, s.PID))
+		case s.Fatal != "":
+			state += "*"
+			notes = append(notes, s.Node.Name+": "+s.Fatal)
 		case s.State == pidfile.Running && s.Mismatch():
 			state += "*"
 			says := "names no pid"
@@ -327,6 +335,8 @@ func stateWord(s multi.Status) (word, color string) {
 		return "stopping", yellow
 	case s.Tree.Lingering:
 		return "lingering", red
+	case s.Fatal != "":
+		return "fatal", red
 	case s.State == pidfile.Running || s.State == pidfile.Elsewhere:
 		return s.State.String(), green
 	case s.State == pidfile.Stale:
@@ -346,6 +356,9 @@ func statusCode(sts []multi.Status) int {
 		case s.Tree.Lingering:
 			// Its master gone, its tree left: worse than stale.
 			code = exitLingering
+		case s.Fatal != "" && code != exitLingering:
+			// Given up on: dead, as a stale node is.
+			code = exitFailed
 		case s.Stopping != 0:
 			// On its way out: not running.
 			if code == exitOK {

@@ -111,3 +111,10 @@ var (
 // the exit is seen: no race with the exit, whatever the node's exit code
 // (a celery worker exits 0 on TERM, another program 143).
 const TagExt = ".run"
+
+// FatalExt names the mark a run leaves in the rundir for a node it gave
+// up on (the crash-loop limit, Options.MaxRestarts): RUNDIR/NAME.fatal,
+// the run's id (as in its run tag) on its first line, the reason on the
+// second. A status from another shell shows the node fatal while that
+// run is alive; the run removes the mark as it ends.
+const FatalExt = ".fatal"
