@@ -38,6 +38,10 @@ type Host interface {
 	Exited(n nodes.Node, pid int, ws syscall.WaitStatus, onPurpose bool) Outcome
 	// Fail is err, the run's failure on n, as the host reports it.
 	Fail(n nodes.Node, err error) error
+	// KillTree KILLs every process of n's tree where n has a cgroup of
+	// its own (cgroup.kill), and reports whether it did: where it has
+	// none, the run KILLs the node's process itself.
+	KillTree(n nodes.Node) bool
 }
 
 // An Outcome is what the host did to one node: the pid it started, the
