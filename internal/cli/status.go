@@ -173,6 +173,9 @@ func (o *output) statusTable(sts []multi.Status, rundir string) {
 		state, color := stateWord(s)
 		if s.Ready != "" {
 			state = s.Ready // running, and how ready
+			if s.Ready != "ready" {
+				color = yellow
+			}
 		}
 		if s.Lost != nil {
 			s.PID = s.Lost.PID
