@@ -84,10 +84,13 @@ func (c *Set) awaitReady(ctx context.Context, n nodes.Node, s *started) error {
 		State() (bool, string, error)
 	}
 	var wake <-chan struct{}
+	run := c.rp != nil
 	switch c := p.Check(); {
 	case s.notify != nil:
 		s.notify.Watch(ch.PID())
-		defer s.notify.Close() // as soon as it is over, not after the last node
+		if !run { // a run reads it on (keepNotify)
+			defer s.notify.Close() // as soon as it is over, not after the last node
+		}
 		said = s.notify
 	case ch.ReadyPipe() != nil:
 		defer ch.ReadyPipe().Close()

@@ -73,5 +73,67 @@ func (c *Set) seenCheck(ctx context.Context, s *Status, kind string) error {
 	case !this:
 		return fmt.Errorf("%w (%s): its record names no start of this process (pid %d): restarted or replaced since", ready.ErrNotReady, s.Node.Ready, s.PID)
 	}
-	return fmt.Errorf("%w (%s): its start did not see it ready", ready.ErrNotReady, s.Node.Ready)
+	return fmt.Errorf("%w (%s): its start did not see it ready, or it said STOPPING=1 since", ready.ErrNotReady, s.Node.Ready)
+}
+
+// notifyPoll is how often the notify socket a run keeps reading checks
+// that its node's process still runs.
+const notifyPoll = time.Second
+
+// keepNotify goes on reading, under a run, the notify socket of a node
+// its start saw ready, for as long as that process runs: each STATUS= it
+// sends is recorded, for status; a STOPPING=1 records it not ready. The
+// socket is closed (and removed) once the process is gone, or its record
+// names another.
+func (c *Set) keepNotify(n nodes.Node, s *started) {
+	nt, mine := s.notify, s.mine
+	if mine.PID == 0 {
+		nt.Close()
+		return
+	}
+	go func() {
+		defer nt.Close()
+		t := time.NewTicker(notifyPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-nt.Wake():
+				ok, status, err := nt.State()
+				if !c.rerecordReady(n.Name, mine, ok && err == nil, status) {
+					return
+				}
+			case <-t.C:
+				if p, err := nodes.ReadProc(mine.PID); err != nil || p.Gone() || p.StartTicks != mine.StartTicks {
+					return
+				}
+			}
+		}
+	}()
+}
+
+// rerecordReady records again what mine, the process n's record names,
+// said on its notify socket; false when the record names another.
+func (c *Set) rerecordReady(name string, mine nodes.Started, ok bool, status string) bool {
+	rundir := c.rundir()
+	lk, err := nodes.LockRecord(context.Background(), rundir, name)
+	if err != nil {
+		return true // tried again at its next message
+	}
+	defer lk.Unlock()
+	cur, st, rd, err := nodes.ReadRecordReady(rundir, name)
+	if err != nil || st != mine {
+		return false
+	}
+	switch {
+	case !ok:
+		rd.At = time.Time{}
+	case rd.At.IsZero():
+		rd.At = time.Now()
+	}
+	if rd.Status == status && (ok == !rd.At.IsZero()) {
+		return true
+	}
+	rd.Status = status
+	nodes.WriteRecordReady(rundir, cur, st, rd)
+	return true
 }

@@ -133,7 +133,7 @@ type started struct {
 // (when there is one) and lets it go.
 func (c *Set) finishStart(r *Result, s *started, verb string) {
 	ch := s.child
-	if s.notify != nil {
+	if s.notify != nil && (c.rp == nil || s.readyErr != nil || !s.checked) {
 		s.notify.Close()
 	}
 	if s.readyErr != nil {
@@ -150,6 +150,9 @@ func (c *Set) finishStart(r *Result, s *started, verb string) {
 		}
 	}
 	ch.LetGo(c.Detach)
+	if s.notify != nil && c.rp != nil && s.checked {
+		c.keepNotify(r.Node, s)
+	}
 	r.PID = ch.PID()
 	r.Outcome = Started
 	switch verb {
