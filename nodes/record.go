@@ -39,6 +39,11 @@ type record struct {
 	// Cgroup and KillMode: where the node's tree runs and how it stops.
 	Cgroup   string `json:"cgroup,omitempty"`
 	KillMode string `json:"kill_mode,omitempty"`
+	// ReadyAt, ReadyStatus and LogOffset: what the start of the process
+	// recorded saw of its readiness check (see [Readiness]).
+	ReadyAt     int64  `json:"ready_at,omitempty"`
+	ReadyStatus string `json:"ready_status,omitempty"`
+	LogOffset   *int64 `json:"log_offset,omitempty"`
 }
 
 // Started names the process a record says runs its node: its pid and its
@@ -71,10 +76,16 @@ func WriteRecord(rundir string, n Node) error {
 // WriteRecordStarted records n like [WriteRecord], with the process that
 // runs it, so that a node which lets go of its lock can still be found.
 func WriteRecordStarted(rundir string, n Node, s Started) error {
+	return WriteRecordReady(rundir, n, s, Readiness{LogOffset: -1})
+}
+
+// WriteRecordReady records n like [WriteRecordStarted], with what the
+// start of its process s saw of its readiness check.
+func WriteRecordReady(rundir string, n Node, s Started, rd Readiness) error {
 	if err := CheckName(n.Name); err != nil {
 		return err
 	}
-	b, err := marshalRecord(n, s)
+	b, err := marshalRecord(n, s, rd)
 	if err != nil {
 		return err
 	}
@@ -158,8 +169,12 @@ func WriteRecordStarted(rundir string, n Node, s Started) error {
 	return nil
 }
 
-func marshalRecord(n Node, s Started) ([]byte, error) {
-	return json.MarshalIndent(record{n.Name, n.Host, n.Index, n.Command, n.Options, n.Dir, n.Env, n.PidFile, n.LogFile, n.SelfLock, n.Ready, s.PID, s.StartTicks, s.PidfdIno, n.Cgroup, n.KillMode}, "", "  ")
+func marshalRecord(n Node, s Started, rd Readiness) ([]byte, error) {
+	r := record{Name: n.Name, Host: n.Host, Index: n.Index, Command: n.Command, Options: n.Options, Dir: n.Dir,
+		Env: n.Env, PidFile: n.PidFile, LogFile: n.LogFile, SelfLock: n.SelfLock, Ready: n.Ready,
+		PID: s.PID, StartTicks: s.StartTicks, PidfdIno: s.PidfdIno, Cgroup: n.Cgroup, KillMode: n.KillMode}
+	rd.put(&r)
+	return json.MarshalIndent(r, "", "  ")
 }
 
 // ReadRecord reads the record of the node named name from rundir. The

@@ -125,14 +125,15 @@ type started struct {
 	// its readiness check did not pass.
 	notify   *ready.Notify
 	readyErr error
-	checked  bool // its lock confirmed once it was ready
+	checked  bool          // its lock confirmed once it was ready
+	mine     nodes.Started // its process, as recorded (zero if not)
 }
 
 // finishStart checks a spawned node again once the settle window is over
 // (when there is one) and lets it go.
 func (c *Set) finishStart(r *Result, s *started, verb string) {
 	ch := s.child
-	if s.notify != nil {
+	if s.notify != nil && (c.rp == nil || s.readyErr != nil || !s.checked) {
 		s.notify.Close()
 	}
 	if s.readyErr != nil {
@@ -149,6 +150,9 @@ func (c *Set) finishStart(r *Result, s *started, verb string) {
 		}
 	}
 	ch.LetGo(c.Detach)
+	if s.notify != nil && c.rp != nil && s.checked {
+		c.keepNotify(r.Node, s)
+	}
 	r.PID = ch.PID()
 	r.Outcome = Started
 	switch verb {
@@ -192,7 +196,7 @@ func (c *Set) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *s
 		return nil
 	}
 	defer lk.Unlock()
-	prev, prevStarted, prevErr := nodes.ReadRecordStarted(rundir, n.Name)
+	prev, prevStarted, prevReady, prevErr := nodes.ReadRecordReady(rundir, n.Name)
 	info, infoErr := pidfile.Inspect(n.PidFile)
 	if prevErr == nil && prevStarted.PID > 0 && infoErr == nil {
 		// The recorded process may run without its lock: a second copy
@@ -263,7 +267,7 @@ func (c *Set) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *s
 		}
 		var err error
 		if prevErr == nil {
-			err = nodes.WriteRecordStarted(rundir, prev, prevStarted)
+			err = nodes.WriteRecordReady(rundir, prev, prevStarted, prevReady)
 		} else {
 			err = nodes.RemoveRecord(rundir, n.Name)
 		}
@@ -327,7 +331,7 @@ func (c *Set) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *s
 	// half-written record, and on a tmpfs such as /run it costs nothing.
 	var mine nodes.Started
 	if st, err := pin.Identify(ch.PID()); err == nil {
-		if err := nodes.WriteRecordStarted(rundir, n, st); err != nil {
+		if err := nodes.WriteRecordReady(rundir, n, st, nodes.Readiness{LogOffset: ch.LogOffset()}); err != nil {
 			r.recordErr(fmt.Errorf("could not record the node's process: %w", err))
 		} else {
 			mine = st
@@ -351,5 +355,5 @@ func (c *Set) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *s
 			restore()
 		}
 	}
-	return &started{child: ch, undo: undo, notify: nt}
+	return &started{child: ch, undo: undo, notify: nt, mine: mine}
 }

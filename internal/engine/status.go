@@ -20,6 +20,10 @@ type Status struct {
 	// Ready and ReadyErr: see statusReady.
 	Ready    string
 	ReadyErr error
+	// Fatal: why a live multi run gave up on the node (it is down).
+	Fatal string
+	// ReadyStatus: the node's last STATUS= text, as its start recorded.
+	ReadyStatus string
 }
 
 // Status is package multi's Cluster.Status, which documents it.
@@ -50,6 +54,7 @@ func (c *Set) Status(ctx context.Context) ([]Status, error) {
 			errs = append(errs, out[i].Err)
 		}
 	}
+	c.statusFatal(out)
 	c.statusReady(ctx, out)
 	return out, errors.Join(errs...)
 }
