@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -84,6 +85,24 @@ func (p Proc) Start() time.Time {
 	started := time.Duration(p.StartTicks) * time.Second / clockTicks
 	return time.Now().Add(started - sinceBoot)
 }
+
+// PidNamespace returns the inode number of this process's pid namespace:
+// a pid is a number in one namespace, and a record names the one its pid
+// is of. 0 if /proc does not say.
+func PidNamespace() uint64 {
+	pidNSOnce.Do(func() {
+		var st unix.Stat_t
+		if unix.Stat("/proc/self/ns/pid", &st) == nil {
+			pidNS = st.Ino
+		}
+	})
+	return pidNS
+}
+
+var (
+	pidNSOnce sync.Once
+	pidNS     uint64
+)
 
 // NowTicks returns the time since boot in the unit of
 // [Proc.StartTicks]: a process whose StartTicks is below it had started by

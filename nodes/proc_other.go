@@ -17,6 +17,9 @@ func ReadProcAt(path string) (Proc, error) { return Proc{}, errors.ErrUnsupporte
 // Start returns when the process started; only Linux says.
 func (p Proc) Start() time.Time { return time.Time{} }
 
+// PidNamespace returns this process's pid namespace; only Linux says (0).
+func PidNamespace() uint64 { return 0 }
+
 // NowTicks returns the time since boot in the unit of [Proc.StartTicks];
 // only Linux says (0).
 func NowTicks() uint64 { return 0 }

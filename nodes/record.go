@@ -36,6 +36,8 @@ type record struct {
 	PID        int    `json:"pid,omitempty"`
 	StartTicks uint64 `json:"start_ticks,omitempty"`
 	PidfdIno   uint64 `json:"pidfd_ino,omitempty"`
+	// PidNS: the pid namespace PID is a number of (see [PidNamespace]).
+	PidNS uint64 `json:"pid_ns,omitempty"`
 	// Cgroup and KillMode: where the node's tree runs and how it stops.
 	Cgroup   string `json:"cgroup,omitempty"`
 	KillMode string `json:"kill_mode,omitempty"`
@@ -44,20 +46,6 @@ type record struct {
 	ReadyAt     int64  `json:"ready_at,omitempty"`
 	ReadyStatus string `json:"ready_status,omitempty"`
 	LogOffset   *int64 `json:"log_offset,omitempty"`
-}
-
-// Started names the process a record says runs its node: its pid and its
-// start time in clock ticks since boot ([Proc.StartTicks]), which together
-// name one process for the life of the machine, unless the pid is reused
-// within the tick the process started in; and, where the kernel has pidfs
-// (Linux 6.9+), the inode number of a pidfd of it, which names that one
-// process for the whole boot and is never given to another. Zero when the
-// node has not started yet (the record is written before it starts).
-type Started struct {
-	PID        int
-	StartTicks uint64
-	// PidfdIno is 0 where the kernel gives pidfds no inode of their own.
-	PidfdIno uint64
 }
 
 // RecordPath returns where the record of the node named name lives.
@@ -173,6 +161,9 @@ func marshalRecord(n Node, s Started, rd Readiness) ([]byte, error) {
 	r := record{Name: n.Name, Host: n.Host, Index: n.Index, Command: n.Command, Options: n.Options, Dir: n.Dir,
 		Env: n.Env, PidFile: n.PidFile, LogFile: n.LogFile, SelfLock: n.SelfLock, Ready: n.Ready,
 		PID: s.PID, StartTicks: s.StartTicks, PidfdIno: s.PidfdIno, Cgroup: n.Cgroup, KillMode: n.KillMode}
+	if s.PID > 0 {
+		r.PidNS = PidNamespace()
+	}
 	rd.put(&r)
 	return json.MarshalIndent(r, "", "  ")
 }
@@ -190,14 +181,6 @@ func ReadRecordStarted(rundir, name string) (Node, Started, error) {
 	n, r, err := readRecord(nil, rundir, name)
 	n.recorded = Started{}
 	return n, r.started(), err
-}
-
-// started is the process r names, zero if none.
-func (r record) started() Started {
-	if r.PID <= 0 || r.StartTicks == 0 {
-		return Started{}
-	}
-	return Started{PID: r.PID, StartTicks: r.StartTicks, PidfdIno: r.PidfdIno}
 }
 
 // readRecord reads a record in the folder d already open, or with d nil in
