@@ -32,6 +32,7 @@ type exit struct {
 	status syscall.WaitStatus
 	rusage syscall.Rusage
 	end    time.Time
+	mono   int64 // CLOCK_MONOTONIC (ns) of end, read right after wait4
 	hwm    int64 // KiB, sampled; see maxRSSKiB
 }
 
@@ -96,7 +97,7 @@ func reapLoop() {
 			time.Sleep(time.Millisecond)
 			continue
 		}
-		e := exit{status: ws, rusage: ru, end: time.Now()}
+		e := exit{status: ws, rusage: ru, mono: mono(), end: time.Now()}
 		// start holds the lock from fork until the pid is registered, so
 		// a child that dies at once is still delivered.
 		reap.Lock()

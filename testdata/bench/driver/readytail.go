@@ -1,0 +1,322 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/multi-launcher/multi/internal/cgroup"
+)
+
+// The ready tail (issue 22): with a readiness check, the time from the
+// last node's READY=1 (or line on its descriptor) to `multi start`'s
+// return, as the driver's wait4 sees it. The nodes are `driver readynode
+// -gate DIR`: each says hello on a fifo, then blocks opening the gate fifo,
+// which the driver opens once all N have said hello, so that every node is
+// started before any is ready; each reads CLOCK_MONOTONIC just before its
+// send. tail = wait4's CLOCK_MONOTONIC - max over nodes of the send's.
+type tailRow struct {
+	mode  string // the --ready check: notify, fd:3
+	n     int
+	round int
+	tail  time.Duration
+	start time.Duration // start's wall time, from its exec to its exit
+	err   string
+}
+
+// readyTail runs `multi start --ready=MODE N` for each mode, N and round,
+// interleaved, and then `multi stopwait`.
+func readyTail(multiBin, self, base string, ns []int, rounds int, modes []string) []tailRow {
+	var rows []tailRow
+	for round := 1; round <= rounds; round++ {
+		for _, n := range ns {
+			for k := range modes {
+				mode := modes[(k+round-1)%len(modes)]
+				if stopping.Load() {
+					return rows
+				}
+				dir := filepath.Join(base, fmt.Sprintf("tail-%s-n%d-r%d", slug(mode), n, round))
+				r := tailOnce(multiBin, self, dir, mode, n)
+				r.round = round
+				rows = append(rows, r)
+				status := "ok"
+				if r.err != "" {
+					status = "ERROR " + r.err
+				}
+				fmt.Fprintf(os.Stderr, "tail  r%d N=%-5d --ready=%-8s tail %8.3fms  start %8.3fs  %s\n",
+					round, n, mode, ms(r.tail), r.start.Seconds(), status)
+			}
+		}
+	}
+	return rows
+}
+
+func tailOnce(multiBin, self, dir, mode string, n int) (r tailRow) {
+	r.mode, r.n = mode, n
+	gate, rundir := filepath.Join(dir, "g"), filepath.Join(dir, "run")
+	defer func() {
+		if k := cleanupAll(); k > 0 && r.err == "" {
+			r.err = fmt.Sprintf("%d processes left running", k)
+		}
+		if err := cgroupLeft(rundir); err != nil && r.err == "" {
+			r.err = err.Error()
+		}
+		os.RemoveAll(dir)
+	}()
+	if err := os.MkdirAll(gate, 0o755); err != nil {
+		r.err = err.Error()
+		return r
+	}
+	for _, f := range []string{"hello", "gate"} {
+		if err := unix.Mkfifo(filepath.Join(gate, f), 0o600); err != nil {
+			r.err = err.Error()
+			return r
+		}
+	}
+	// Read and write: the nodes' opens for writing never block, and the
+	// read below does not end when no node has it open.
+	hello, err := os.OpenFile(filepath.Join(gate, "hello"), os.O_RDWR, 0)
+	if err != nil {
+		r.err = err.Error()
+		return r
+	}
+	defer hello.Close()
+	env := append(os.Environ(), "MULTI_RUNDIR="+rundir)
+	node := []string{self, "readynode", "-gate", gate}
+	if fd, ok := strings.CutPrefix(mode, "fd:"); ok {
+		node = append(node, "-fd", fd)
+	}
+	argv := append([]string{multiBin, "start", "--ready=" + mode, strconv.Itoa(n), "--"}, node...)
+	p, err := start(argv, spawnOpts{env: env, capture: true})
+	if err != nil {
+		r.err = err.Error()
+		return r
+	}
+	// The gate opens once all n have said hello; it stays open (a node
+	// that opens it later passes at once) until the run is over.
+	type gateOpen struct {
+		fd  int
+		err error
+	}
+	opened := make(chan gateOpen, 1)
+	go func() {
+		hello.SetReadDeadline(time.Now().Add(60 * time.Second))
+		buf := make([]byte, 4096)
+		for got := 0; got < n; {
+			k, err := hello.Read(buf)
+			if err != nil {
+				opened <- gateOpen{-1, fmt.Errorf("%d of %d nodes said hello: %w", got, n, err)}
+				return
+			}
+			got += k
+		}
+		fd, err := unix.Open(filepath.Join(gate, "gate"), unix.O_RDWR|unix.O_CLOEXEC, 0)
+		opened <- gateOpen{fd, err}
+	}()
+	e := p.wait()
+	out := p.output()
+	r.start = e.end.Sub(p.begin)
+	var gateErr error
+	select {
+	case g := <-opened:
+		gateErr = g.err
+		if g.fd >= 0 {
+			defer unix.Close(g.fd)
+		}
+	case <-time.After(time.Second):
+		gateErr = fmt.Errorf("the gate is not open")
+		// Ends the goroutine's read; the nodes that wait at the gate
+		// die of stopwait's TERM (they handle it only once past it).
+		hello.SetReadDeadline(time.Now())
+	}
+	defer run([]string{multiBin, "stopwait", "--timeout=10s"}, spawnOpts{env: env, capture: true})
+	if err := e.err(); err != nil {
+		r.err = fmt.Sprintf("start: %v: %s", err, lastLines(out, 3))
+		return r
+	}
+	if gateErr != nil {
+		r.err = gateErr.Error()
+		return r
+	}
+	last, err := lastStamp(gate, n, 10*time.Second)
+	if err != nil {
+		r.err = err.Error()
+		return r
+	}
+	r.tail = time.Duration(e.mono - last)
+	return r
+}
+
+// lastStamp waits for n stamp files in dir and returns the latest stamp.
+func lastStamp(dir string, n int, timeout time.Duration) (int64, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		ents, _ := os.ReadDir(dir)
+		var stamps []int64
+		for _, e := range ents {
+			if !strings.HasPrefix(e.Name(), "stamp.") || strings.HasSuffix(e.Name(), ".tmp") {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				continue
+			}
+			if v, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+				stamps = append(stamps, v)
+			}
+		}
+		if len(stamps) >= n {
+			sort.Slice(stamps, func(i, j int) bool { return stamps[i] < stamps[j] })
+			return stamps[len(stamps)-1], nil
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("%d of %d nodes wrote their send time", len(stamps), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func writeTailTSV(path string, rows []tailRow, m meta) {
+	var b strings.Builder
+	for _, l := range m.lines() {
+		fmt.Fprintf(&b, "# %s\n", l)
+	}
+	b.WriteString("mode\tn\tround\ttail_ms\tstart_s\terror\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%s\t%d\t%d\t%.3f\t%.4f\t%s\n", r.mode, r.n, r.round, ms(r.tail), r.start.Seconds(), r.err)
+	}
+	os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// tailTarget is issue 22's: at most 2 ms at N=100, median of 5.
+const tailTarget = 2 * time.Millisecond
+
+func reportTail(w io.Writer, rows []tailRow) {
+	if len(rows) == 0 {
+		return
+	}
+	type key struct {
+		mode string
+		n    int
+	}
+	var order []key
+	groups := map[key][]tailRow{}
+	for _, r := range rows {
+		k := key{r.mode, r.n}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		if order[i].n != order[j].n {
+			return order[i].n < order[j].n
+		}
+		return order[i].mode > order[j].mode // notify first
+	})
+	fmt.Fprintf(w, "### ready tail: last node's READY=1 to start's return (wait4)\n\n")
+	fmt.Fprintln(w, "| N | --ready | rounds | tail median (ms) | tail min–max (ms) | start median (s) | target | errors |")
+	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---|---:|")
+	for _, k := range order {
+		var tails, starts []time.Duration
+		errs := 0
+		for _, r := range groups[k] {
+			if r.err != "" {
+				errs++
+				continue
+			}
+			tails, starts = append(tails, r.tail), append(starts, r.start)
+		}
+		lo, hi := time.Duration(0), time.Duration(0)
+		if len(tails) > 0 {
+			lo, hi = slicesMin(tails), slicesMax(tails)
+		}
+		target := "–"
+		if k.n == 100 && k.mode == "notify" && len(tails) > 0 {
+			target = fmt.Sprintf("≤ %s: **not met**", fmtMs(tailTarget))
+			if median(tails) <= tailTarget {
+				target = fmt.Sprintf("≤ %s: met", fmtMs(tailTarget))
+			}
+		}
+		fmt.Fprintf(w, "| %d | %s | %d | %.3f | %.3f–%.3f | %.3f | %s | %d |\n",
+			k.n, k.mode, len(tails), ms(median(tails)), ms(lo), ms(hi), median(starts).Seconds(), target, errs)
+	}
+	fmt.Fprintln(w)
+}
+
+func slicesMin(ds []time.Duration) time.Duration {
+	m := ds[0]
+	for _, d := range ds {
+		m = min(m, d)
+	}
+	return m
+}
+
+func slicesMax(ds []time.Duration) time.Duration {
+	m := ds[0]
+	for _, d := range ds {
+		m = max(m, d)
+	}
+	return m
+}
+
+// cgroupLeft reports a cgroup folder that multi left for rundir (as root
+// it makes one per rundir, under the cgroup of its caller: the driver's),
+// and removes it if it is empty.
+func cgroupLeft(rundir string) error {
+	own, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return nil
+	}
+	var rel string
+	for _, l := range strings.Split(string(own), "\n") {
+		if p, ok := strings.CutPrefix(l, "0::"); ok {
+			rel = p
+		}
+	}
+	mount := cgroup2Mount()
+	if rel == "" || mount == "" {
+		return nil
+	}
+	parent := filepath.Join(mount, rel, cgroup.ParentName(rundir))
+	if _, err := os.Stat(parent); err != nil {
+		return nil
+	}
+	ents, _ := os.ReadDir(parent)
+	var kids []string
+	for _, e := range ents {
+		if e.IsDir() {
+			kids = append(kids, e.Name())
+			os.Remove(filepath.Join(parent, e.Name()))
+		}
+	}
+	os.Remove(parent)
+	return fmt.Errorf("cgroup %s left after stopwait (%d node folders)", parent, len(kids))
+}
+
+// cgroup2Mount is where /proc/self/mountinfo has the cgroup2 hierarchy.
+func cgroup2Mount() string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		pre, post, ok := strings.Cut(l, " - ")
+		if !ok || !strings.HasPrefix(post, "cgroup2 ") {
+			continue
+		}
+		if f := strings.Fields(pre); len(f) > 4 {
+			return f[4]
+		}
+	}
+	return ""
+}
