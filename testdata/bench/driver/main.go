@@ -50,6 +50,7 @@ var (
 	flagTailNs       = flag.String("tail-ns", "1,100,1000", "node counts of the ready tail (last READY=1 to start's return); empty skips it")
 	flagTailRounds   = flag.Int("tail-rounds", 5, "rounds of the ready tail")
 	flagTailModes    = flag.String("tail-modes", "notify,fd:3", "the --ready checks of the ready tail")
+	flagTailGaps     = flag.String("tail-gaps", "0,1ms", "the ready tail's spacing of the nodes' readies: 0 all at once, else one every gap")
 )
 
 func main() {
@@ -208,7 +209,16 @@ func mainErr() (code int) {
 	var tails []tailRow
 	if ns := parseNs(*flagTailNs); len(ns) > 0 {
 		fmt.Fprintf(os.Stderr, "driver: ready tail in %s\n", base)
-		tails = readyTail(multiBin, self, base, ns, *flagTailRounds, splitList(*flagTailModes))
+		var gaps []time.Duration
+		for _, g := range splitList(*flagTailGaps) {
+			d, err := time.ParseDuration(g)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "driver: -tail-gaps: %v\n", err)
+				return 2
+			}
+			gaps = append(gaps, d)
+		}
+		tails = readyTail(multiBin, self, base, ns, *flagTailRounds, splitList(*flagTailModes), gaps)
 	}
 	if *flagCostN > 0 {
 		slow := []string{self, "slownode", flagCostDelay.String()}

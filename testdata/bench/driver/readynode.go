@@ -22,9 +22,9 @@ import (
 //     multi's --ready=fd:N); otherwise it sends READY=1 to $NOTIFY_SOCKET
 //     (systemd's protocol, multi's --ready=notify);
 //   - with -gate DIR (the tail benchmark) it first writes a byte to the
-//     fifo DIR/hello and opens the fifo DIR/gate for reading, which blocks
-//     until the driver opens it for writing once every node has said
-//     hello: so no node is ready before all are started. It reads
+//     fifo DIR/hello, then reads a byte from the fifo DIR/gate, which the
+//     driver writes only once every node has said hello (all at once, or
+//     one every -tail-gap): so no node is ready before all are started. It reads
 //     CLOCK_MONOTONIC just before its send and, 300 ms later (after
 //     start's return, so as not to compete with it), writes it in ns to
 //     DIR/stamp.PID.
@@ -51,6 +51,9 @@ func readyNode(args []string) {
 		h.Close()
 		g, err := unix.Open(filepath.Join(*gate, "gate"), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
+			fail(err)
+		}
+		if _, err := unix.Read(g, make([]byte, 1)); err != nil {
 			fail(err)
 		}
 		unix.Close(g)

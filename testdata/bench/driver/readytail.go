@@ -20,12 +20,18 @@ import (
 // The ready tail (issue 22): with a readiness check, the time from the
 // last node's READY=1 (or line on its descriptor) to `multi start`'s
 // return, as the driver's wait4 sees it. The nodes are `driver readynode
-// -gate DIR`: each says hello on a fifo, then blocks opening the gate fifo,
-// which the driver opens once all N have said hello, so that every node is
-// started before any is ready; each reads CLOCK_MONOTONIC just before its
-// send. tail = wait4's CLOCK_MONOTONIC - max over nodes of the send's.
+// -gate DIR`: each says hello on a fifo, then blocks reading a byte from
+// the gate fifo, which the driver writes once all N have said hello, so
+// that every node is started before any is ready; each reads
+// CLOCK_MONOTONIC just before its send. tail = wait4's CLOCK_MONOTONIC -
+// max over nodes of the send's. With gap 0 the driver writes the N bytes
+// at once (a burst: every node ready at the same moment, start handles N
+// readies after the last is sent); with a gap, one byte every gap (each
+// node's ready handled before the next, so the tail is what follows the
+// last one alone).
 type tailRow struct {
 	mode  string // the --ready check: notify, fd:3
+	gap   time.Duration
 	n     int
 	round int
 	tail  time.Duration
@@ -35,33 +41,35 @@ type tailRow struct {
 
 // readyTail runs `multi start --ready=MODE N` for each mode, N and round,
 // interleaved, and then `multi stopwait`.
-func readyTail(multiBin, self, base string, ns []int, rounds int, modes []string) []tailRow {
+func readyTail(multiBin, self, base string, ns []int, rounds int, modes []string, gaps []time.Duration) []tailRow {
 	var rows []tailRow
 	for round := 1; round <= rounds; round++ {
 		for _, n := range ns {
-			for k := range modes {
-				mode := modes[(k+round-1)%len(modes)]
-				if stopping.Load() {
-					return rows
+			for _, gap := range gaps {
+				for k := range modes {
+					mode := modes[(k+round-1)%len(modes)]
+					if stopping.Load() {
+						return rows
+					}
+					dir := filepath.Join(base, fmt.Sprintf("tail-%s-n%d-g%d-r%d", slug(mode), n, gap.Microseconds(), round))
+					r := tailOnce(multiBin, self, dir, mode, n, gap)
+					r.round = round
+					rows = append(rows, r)
+					status := "ok"
+					if r.err != "" {
+						status = "ERROR " + r.err
+					}
+					fmt.Fprintf(os.Stderr, "tail  r%d N=%-5d --ready=%-8s gap %-6s tail %8.3fms  start %8.3fs  %s\n",
+						round, n, mode, gap, ms(r.tail), r.start.Seconds(), status)
 				}
-				dir := filepath.Join(base, fmt.Sprintf("tail-%s-n%d-r%d", slug(mode), n, round))
-				r := tailOnce(multiBin, self, dir, mode, n)
-				r.round = round
-				rows = append(rows, r)
-				status := "ok"
-				if r.err != "" {
-					status = "ERROR " + r.err
-				}
-				fmt.Fprintf(os.Stderr, "tail  r%d N=%-5d --ready=%-8s tail %8.3fms  start %8.3fs  %s\n",
-					round, n, mode, ms(r.tail), r.start.Seconds(), status)
 			}
 		}
 	}
 	return rows
 }
 
-func tailOnce(multiBin, self, dir, mode string, n int) (r tailRow) {
-	r.mode, r.n = mode, n
+func tailOnce(multiBin, self, dir, mode string, n int, gap time.Duration) (r tailRow) {
+	r.mode, r.n, r.gap = mode, n, gap
 	gate, rundir := filepath.Join(dir, "g"), filepath.Join(dir, "run")
 	defer func() {
 		if k := cleanupAll(); k > 0 && r.err == "" {
@@ -82,14 +90,20 @@ func tailOnce(multiBin, self, dir, mode string, n int) (r tailRow) {
 			return r
 		}
 	}
-	// Read and write: the nodes' opens for writing never block, and the
-	// read below does not end when no node has it open.
+	// Read and write: the nodes' opens never block, and the read below
+	// does not end when no node has it open.
 	hello, err := os.OpenFile(filepath.Join(gate, "hello"), os.O_RDWR, 0)
 	if err != nil {
 		r.err = err.Error()
 		return r
 	}
 	defer hello.Close()
+	gateFD, err := unix.Open(filepath.Join(gate, "gate"), unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		r.err = err.Error()
+		return r
+	}
+	defer unix.Close(gateFD)
 	env := append(os.Environ(), "MULTI_RUNDIR="+rundir)
 	node := []string{self, "readynode", "-gate", gate}
 	if fd, ok := strings.CutPrefix(mode, "fd:"); ok {
@@ -101,41 +115,45 @@ func tailOnce(multiBin, self, dir, mode string, n int) (r tailRow) {
 		r.err = err.Error()
 		return r
 	}
-	// The gate opens once all n have said hello; it stays open (a node
-	// that opens it later passes at once) until the run is over.
-	type gateOpen struct {
-		fd  int
-		err error
-	}
-	opened := make(chan gateOpen, 1)
+	// The gate opens once all n have said hello.
+	opened := make(chan error, 1)
 	go func() {
 		hello.SetReadDeadline(time.Now().Add(60 * time.Second))
 		buf := make([]byte, 4096)
 		for got := 0; got < n; {
 			k, err := hello.Read(buf)
 			if err != nil {
-				opened <- gateOpen{-1, fmt.Errorf("%d of %d nodes said hello: %w", got, n, err)}
+				opened <- fmt.Errorf("%d of %d nodes said hello: %w", got, n, err)
 				return
 			}
 			got += k
 		}
-		fd, err := unix.Open(filepath.Join(gate, "gate"), unix.O_RDWR|unix.O_CLOEXEC, 0)
-		opened <- gateOpen{fd, err}
+		if gap == 0 {
+			_, err := unix.Write(gateFD, make([]byte, n))
+			opened <- err
+			return
+		}
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				time.Sleep(gap)
+			}
+			if _, err := unix.Write(gateFD, []byte{1}); err != nil {
+				opened <- err
+				return
+			}
+		}
+		opened <- nil
 	}()
 	e := p.wait()
 	out := p.output()
 	r.start = e.end.Sub(p.begin)
 	var gateErr error
 	select {
-	case g := <-opened:
-		gateErr = g.err
-		if g.fd >= 0 {
-			defer unix.Close(g.fd)
-		}
+	case gateErr = <-opened:
 	case <-time.After(time.Second):
 		gateErr = fmt.Errorf("the gate is not open")
-		// Ends the goroutine's read; the nodes that wait at the gate
-		// die of stopwait's TERM (they handle it only once past it).
+		// Ends the goroutine's read; the nodes that wait at the gate die
+		// of stopwait's TERM (they handle it only once past it).
 		hello.SetReadDeadline(time.Now())
 	}
 	defer run([]string{multiBin, "stopwait", "--timeout=10s"}, spawnOpts{env: env, capture: true})
@@ -190,9 +208,9 @@ func writeTailTSV(path string, rows []tailRow, m meta) {
 	for _, l := range m.lines() {
 		fmt.Fprintf(&b, "# %s\n", l)
 	}
-	b.WriteString("mode\tn\tround\ttail_ms\tstart_s\terror\n")
+	b.WriteString("mode\tgap_us\tn\tround\ttail_ms\tstart_s\terror\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%s\t%d\t%d\t%.3f\t%.4f\t%s\n", r.mode, r.n, r.round, ms(r.tail), r.start.Seconds(), r.err)
+		fmt.Fprintf(&b, "%s\t%d\t%d\t%d\t%.3f\t%.4f\t%s\n", r.mode, r.gap.Microseconds(), r.n, r.round, ms(r.tail), r.start.Seconds(), r.err)
 	}
 	os.WriteFile(path, []byte(b.String()), 0o644)
 }
@@ -206,12 +224,13 @@ func reportTail(w io.Writer, rows []tailRow) {
 	}
 	type key struct {
 		mode string
+		gap  time.Duration
 		n    int
 	}
 	var order []key
 	groups := map[key][]tailRow{}
 	for _, r := range rows {
-		k := key{r.mode, r.n}
+		k := key{r.mode, r.gap, r.n}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -221,11 +240,14 @@ func reportTail(w io.Writer, rows []tailRow) {
 		if order[i].n != order[j].n {
 			return order[i].n < order[j].n
 		}
+		if order[i].gap != order[j].gap {
+			return order[i].gap < order[j].gap
+		}
 		return order[i].mode > order[j].mode // notify first
 	})
 	fmt.Fprintf(w, "### ready tail: last node's READY=1 to start's return (wait4)\n\n")
-	fmt.Fprintln(w, "| N | --ready | rounds | tail median (ms) | tail min–max (ms) | start median (s) | target | errors |")
-	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---|---:|")
+	fmt.Fprintln(w, "| N | --ready | readies | rounds | tail median (ms) | tail min–max (ms) | start median (s) | target | errors |")
+	fmt.Fprintln(w, "|---:|---|---|---:|---:|---:|---:|---|---:|")
 	for _, k := range order {
 		var tails, starts []time.Duration
 		errs := 0
@@ -247,8 +269,12 @@ func reportTail(w io.Writer, rows []tailRow) {
 				target = fmt.Sprintf("≤ %s: met", fmtMs(tailTarget))
 			}
 		}
-		fmt.Fprintf(w, "| %d | %s | %d | %.3f | %.3f–%.3f | %.3f | %s | %d |\n",
-			k.n, k.mode, len(tails), ms(median(tails)), ms(lo), ms(hi), median(starts).Seconds(), target, errs)
+		readies := "all at once"
+		if k.gap > 0 {
+			readies = "one every " + k.gap.String()
+		}
+		fmt.Fprintf(w, "| %d | %s | %s | %d | %.3f | %.3f–%.3f | %.3f | %s | %d |\n",
+			k.n, k.mode, readies, len(tails), ms(median(tails)), ms(lo), ms(hi), median(starts).Seconds(), target, errs)
 	}
 	fmt.Fprintln(w)
 }
