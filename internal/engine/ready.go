@@ -123,6 +123,12 @@ func (c *Set) awaitReady(ctx context.Context, n nodes.Node, s *started) error {
 				return fmt.Errorf("%w (%s): %w", ready.ErrNotReady, n.Ready, err)
 			}
 			s.checked = true
+			if c.Detach {
+				// Nothing is left to check: let it go now, not in the
+				// tail after the last node.
+				ch.LetGo(true)
+				s.letGo = true
+			}
 			return nil
 		}
 		if ch.Exited() {

@@ -126,6 +126,7 @@ type started struct {
 	notify   *ready.Notify
 	readyErr error
 	checked  bool // its lock confirmed once it was ready
+	letGo    bool // and let go then (a detached start)
 }
 
 // finishStart checks a spawned node again once the settle window is over
@@ -148,7 +149,9 @@ func (c *Set) finishStart(r *Result, s *started, verb string) {
 			return
 		}
 	}
-	ch.LetGo(c.Detach)
+	if !s.letGo {
+		ch.LetGo(c.Detach)
+	}
 	r.PID = ch.PID()
 	r.Outcome = Started
 	switch verb {
