@@ -132,7 +132,7 @@ func mainErr() (code int) {
 	}
 	self, _ := os.Executable()
 	appDir, _ := filepath.Abs(*flagAppDir)
-	limits := raiseLimits(maxOf(parseNs(*flagNs)) + maxOf(parseNs(*flagDiskNs)) + *flagCostN)
+	limits := raiseLimits(max(maxOf(parseNs(*flagNs))+maxOf(parseNs(*flagDiskNs))+*flagCostN, maxOf(parseNs(*flagTailNs))))
 
 	par := *flagPar
 	if par <= 0 {

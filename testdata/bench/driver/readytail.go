@@ -158,7 +158,8 @@ func tailOnce(multiBin, self, dir, mode string, n int, gap time.Duration) (r tai
 	}
 	defer run([]string{multiBin, "stopwait", "--timeout=10s"}, spawnOpts{env: env, capture: true})
 	if err := e.err(); err != nil {
-		r.err = fmt.Sprintf("start: %v: %s", err, lastLines(out, 3))
+		r.err = fmt.Sprintf("start: %v: %s", err, failedLines(out, 3))
+		keepOutput(filepath.Base(dir), out)
 		return r
 	}
 	if gateErr != nil {
@@ -172,6 +173,15 @@ func tailOnce(multiBin, self, dir, mode string, n int, gap time.Duration) (r tai
 	}
 	r.tail = time.Duration(e.mono - last)
 	return r
+}
+
+// keepOutput writes a failed start's whole output to the -out folder.
+func keepOutput(name, out string) {
+	os.MkdirAll(*flagOut, 0o755)
+	path := filepath.Join(*flagOut, "failed-"+name+".log")
+	if os.WriteFile(path, []byte(out), 0o644) == nil {
+		fmt.Fprintf(os.Stderr, "driver: its output is in %s\n", path)
+	}
 }
 
 // lastStamp waits for n stamp files in dir and returns the latest stamp.
