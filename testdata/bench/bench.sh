@@ -126,6 +126,7 @@ if [[ -z $multi ]]; then
 fi
 multi=$(realpath "$multi")
 go build -o "$out/driver" ./testdata/bench/driver
+CGO_ENABLED=0 go build -o "$out/readynode" ./testdata/bench/readynode
 
 bench_dir=${BENCH_DIR:-}
 if [[ -z $bench_dir ]]; then

@@ -48,6 +48,7 @@ var (
 	flagPar          = flag.Int("par", 0, "parallel calls of start-stop-daemon -P and of s6-svc (default: 2 × CPUs)")
 	flagS6Dir        = flag.String("s6-dir", "/dev/shm", "tmpfs folder for s6's scan directories")
 	flagTailNs       = flag.String("tail-ns", "1,100,1000", "node counts of the ready tail (last READY=1 to start's return); empty skips it")
+	flagReadyNode    = flag.String("readynode", "", "the readiness rows' node program, testdata/bench/readynode built (default: readynode beside the driver)")
 	flagTailRounds   = flag.Int("tail-rounds", 5, "rounds of the ready tail")
 	flagTailModes    = flag.String("tail-modes", "notify,fd:3", "the --ready checks of the ready tail")
 	flagTailGaps     = flag.String("tail-gaps", "0,1ms", "the ready tail's spacing of the nodes' readies: 0 all at once, else one every gap")
@@ -56,10 +57,6 @@ var (
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "slownode" {
 		slowNode(os.Args[2:])
-		return
-	}
-	if len(os.Args) > 1 && os.Args[1] == "readynode" {
-		readyNode(os.Args[2:])
 		return
 	}
 	flag.Parse()
@@ -132,6 +129,11 @@ func mainErr() (code int) {
 	}
 	self, _ := os.Executable()
 	appDir, _ := filepath.Abs(*flagAppDir)
+	readyBin := *flagReadyNode
+	if readyBin == "" {
+		readyBin = filepath.Join(filepath.Dir(self), "readynode")
+	}
+	readyBin, _ = filepath.Abs(readyBin)
 	limits := raiseLimits(max(maxOf(parseNs(*flagNs))+maxOf(parseNs(*flagDiskNs))+*flagCostN, maxOf(parseNs(*flagTailNs))))
 
 	par := *flagPar
@@ -158,10 +160,10 @@ func mainErr() (code int) {
 		"multi-session":        multiTool("multi session", multiBin, nil, nil, "MULTI_CONTAINMENT=session"),
 		"multi-notify-session": multiTool("multi --wait=notify session", multiBin, nil, []string{"--wait=notify"}, "MULTI_CONTAINMENT=session"),
 		// readiness rows (issue 22): nodes that say they are ready.
-		"multi-ready-notify":  withNode(multiTool("multi --ready=notify", multiBin, []string{"--ready=notify"}, nil), self, "readynode"),
-		"multi-ready-fd":      withNode(multiTool("multi --ready=fd:3", multiBin, []string{"--ready=fd:3"}, nil), self, "readynode", "-fd", "3"),
+		"multi-ready-notify":  withNode(multiTool("multi --ready=notify", multiBin, []string{"--ready=notify"}, nil), readyBin),
+		"multi-ready-fd":      withNode(multiTool("multi --ready=fd:3", multiBin, []string{"--ready=fd:3"}, nil), readyBin, "-fd", "3"),
 		"s6":                  s6Tool(s6Base, par, false),
-		"s6-ready":            withNode(s6Tool(s6Base, par, true), self, "readynode", "-fd", "3"),
+		"s6-ready":            withNode(s6Tool(s6Base, par, true), readyBin, "-fd", "3"),
 		"start-stop-daemon":   ssdTool(0),
 		"start-stop-daemon-P": ssdTool(par),
 		"supervisord":         supervisordTool(),
@@ -218,7 +220,7 @@ func mainErr() (code int) {
 			}
 			gaps = append(gaps, d)
 		}
-		tails = readyTail(multiBin, self, base, ns, *flagTailRounds, splitList(*flagTailModes), gaps)
+		tails = readyTail(multiBin, readyBin, base, ns, *flagTailRounds, splitList(*flagTailModes), gaps)
 	}
 	if *flagCostN > 0 {
 		slow := []string{self, "slownode", flagCostDelay.String()}

@@ -19,8 +19,8 @@ import (
 
 // The ready tail (issue 22): with a readiness check, the time from the
 // last node's READY=1 (or line on its descriptor) to `multi start`'s
-// return, as the driver's wait4 sees it. The nodes are `driver readynode
-// -gate DIR`: each says hello on a fifo, then blocks reading a byte from
+// return, as the driver's wait4 sees it. The nodes are `readynode -gate
+// DIR` (testdata/bench/readynode): each says hello on a fifo, then blocks reading a byte from
 // the gate fifo, which the driver writes once all N have said hello, so
 // that every node is started before any is ready; each reads
 // CLOCK_MONOTONIC just before its send. tail = wait4's CLOCK_MONOTONIC -
@@ -41,7 +41,7 @@ type tailRow struct {
 
 // readyTail runs `multi start --ready=MODE N` for each mode, N and round,
 // interleaved, and then `multi stopwait`.
-func readyTail(multiBin, self, base string, ns []int, rounds int, modes []string, gaps []time.Duration) []tailRow {
+func readyTail(multiBin, readyBin, base string, ns []int, rounds int, modes []string, gaps []time.Duration) []tailRow {
 	var rows []tailRow
 	for round := 1; round <= rounds; round++ {
 		for _, n := range ns {
@@ -52,7 +52,7 @@ func readyTail(multiBin, self, base string, ns []int, rounds int, modes []string
 						return rows
 					}
 					dir := filepath.Join(base, fmt.Sprintf("tail-%s-n%d-g%d-r%d", slug(mode), n, gap.Microseconds(), round))
-					r := tailOnce(multiBin, self, dir, mode, n, gap)
+					r := tailOnce(multiBin, readyBin, dir, mode, n, gap)
 					r.round = round
 					rows = append(rows, r)
 					status := "ok"
@@ -68,7 +68,7 @@ func readyTail(multiBin, self, base string, ns []int, rounds int, modes []string
 	return rows
 }
 
-func tailOnce(multiBin, self, dir, mode string, n int, gap time.Duration) (r tailRow) {
+func tailOnce(multiBin, readyBin, dir, mode string, n int, gap time.Duration) (r tailRow) {
 	r.mode, r.n, r.gap = mode, n, gap
 	gate, rundir := filepath.Join(dir, "g"), filepath.Join(dir, "run")
 	defer func() {
@@ -105,7 +105,7 @@ func tailOnce(multiBin, self, dir, mode string, n int, gap time.Duration) (r tai
 	}
 	defer unix.Close(gateFD)
 	env := append(os.Environ(), "MULTI_RUNDIR="+rundir)
-	node := []string{self, "readynode", "-gate", gate}
+	node := []string{readyBin, "-gate", gate}
 	if fd, ok := strings.CutPrefix(mode, "fd:"); ok {
 		node = append(node, "-fd", fd)
 	}
