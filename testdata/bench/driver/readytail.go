@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -36,6 +37,7 @@ type tailRow struct {
 	round int
 	tail  time.Duration
 	start time.Duration // start's wall time, from its exec to its exit
+	load  float64       // the machine's 1-minute load average at the run's start
 	err   string
 }
 
@@ -69,7 +71,7 @@ func readyTail(multiBin, readyBin, base string, ns []int, rounds int, modes []st
 }
 
 func tailOnce(multiBin, readyBin, dir, mode string, n int, gap time.Duration) (r tailRow) {
-	r.mode, r.n, r.gap = mode, n, gap
+	r.mode, r.n, r.gap, r.load = mode, n, gap, loadAvg()
 	gate, rundir := filepath.Join(dir, "g"), filepath.Join(dir, "run")
 	defer func() {
 		if k := cleanupAll(); k > 0 && r.err == "" {
@@ -218,9 +220,9 @@ func writeTailTSV(path string, rows []tailRow, m meta) {
 	for _, l := range m.lines() {
 		fmt.Fprintf(&b, "# %s\n", l)
 	}
-	b.WriteString("mode\tgap_us\tn\tround\ttail_ms\tstart_s\terror\n")
+	b.WriteString("mode\tgap_us\tn\tround\ttail_ms\tstart_s\tload\terror\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%s\t%d\t%d\t%d\t%.3f\t%.4f\t%s\n", r.mode, r.gap.Microseconds(), r.n, r.round, ms(r.tail), r.start.Seconds(), r.err)
+		fmt.Fprintf(&b, "%s\t%d\t%d\t%d\t%.3f\t%.4f\t%.2f\t%s\n", r.mode, r.gap.Microseconds(), r.n, r.round, ms(r.tail), r.start.Seconds(), r.load, r.err)
 	}
 	os.WriteFile(path, []byte(b.String()), 0o644)
 }
@@ -256,12 +258,14 @@ func reportTail(w io.Writer, rows []tailRow) {
 		return order[i].mode > order[j].mode // notify first
 	})
 	fmt.Fprintf(w, "### ready tail: last node's READY=1 to start's return (wait4)\n\n")
-	fmt.Fprintln(w, "| N | --ready | readies | rounds | tail median (ms) | tail min–max (ms) | start median (s) | target | errors |")
-	fmt.Fprintln(w, "|---:|---|---|---:|---:|---:|---:|---|---:|")
+	fmt.Fprintln(w, "| N | --ready | readies | rounds | tail median (ms) | tail min–max (ms) | start median (s) | load (1-min avg) | target | errors |")
+	fmt.Fprintln(w, "|---:|---|---|---:|---:|---:|---:|---:|---|---:|")
 	for _, k := range order {
 		var tails, starts []time.Duration
 		errs := 0
+		loadLo, loadHi := math.MaxFloat64, 0.0
 		for _, r := range groups[k] {
+			loadLo, loadHi = min(loadLo, r.load), max(loadHi, r.load)
 			if r.err != "" {
 				errs++
 				continue
@@ -283,8 +287,8 @@ func reportTail(w io.Writer, rows []tailRow) {
 		if k.gap > 0 {
 			readies = "one every " + k.gap.String()
 		}
-		fmt.Fprintf(w, "| %d | %s | %s | %d | %.3f | %.3f–%.3f | %.3f | %s | %d |\n",
-			k.n, k.mode, readies, len(tails), ms(median(tails)), ms(lo), ms(hi), median(starts).Seconds(), target, errs)
+		fmt.Fprintf(w, "| %d | %s | %s | %d | %.3f | %.3f–%.3f | %.3f | %.1f–%.1f | %s | %d |\n",
+			k.n, k.mode, readies, len(tails), ms(median(tails)), ms(lo), ms(hi), median(starts).Seconds(), loadLo, loadHi, target, errs)
 	}
 	fmt.Fprintln(w)
 }
@@ -303,6 +307,18 @@ func slicesMax(ds []time.Duration) time.Duration {
 		m = max(m, d)
 	}
 	return m
+}
+
+// loadAvg is the 1-minute load average: the tail is a few milliseconds,
+// and the other work on the machine is most of its spread.
+func loadAvg() float64 {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
 }
 
 // cgroupLeft reports a cgroup folder that multi left for rundir (as root
