@@ -84,8 +84,9 @@ if [[ ${BENCH_CGROUP:-0} == 1 ]]; then
   quick_tools+=" multi multi-session multi-notify multi-notify-session"
 fi
 if [[ -n $quick ]]; then
-  : "${BENCH_TOOLS:=${quick_tools# }}"
-  if [[ ${BENCH_READY:-0} == 1 ]]; then : "${BENCH_NS:=1000}"; else : "${BENCH_NS:=1 1000}"; fi
+  # Set but empty (BENCH_NS= or BENCH_TOOLS=): none, e.g. the tail alone.
+  : "${BENCH_TOOLS=${quick_tools# }}"
+  if [[ ${BENCH_READY:-0} == 1 ]]; then : "${BENCH_NS=1000}"; else : "${BENCH_NS=1 1000}"; fi
   : "${BENCH_GO:=0}" "${BENCH_DISK_DIR=}" "${BENCH_COST_N:=0}"
   if [[ ${BENCH_READY:-0} == 1 ]]; then : "${BENCH_TAIL_MODES:=notify}"; else : "${BENCH_TAIL_NS=}"; fi
 fi
@@ -175,11 +176,11 @@ if [[ ${BENCH_GO:-1} != 0 ]]; then
 fi
 
 # --- multi and the peers ----------------------------------------------------
-tools=${BENCH_TOOLS:-multi multi-settle0 multi-notify multi-session multi-notify-session multi-ready-notify multi-ready-fd s6 s6-ready start-stop-daemon start-stop-daemon-P supervisord celery}
+tools=${BENCH_TOOLS-multi multi-settle0 multi-notify multi-session multi-notify-session multi-ready-notify multi-ready-fd s6 s6-ready start-stop-daemon start-stop-daemon-P supervisord celery}
 say "multi and its peers (N: ${BENCH_NS:-1 10 100 500 1000}; disk ${disk_dir:-none}: ${BENCH_DISK_NS:-1 500 1000}; rounds: ${BENCH_ROUNDS:-3})"
 "$out/driver" \
   -multi "$multi" \
-  -n "${BENCH_NS:-1 10 100 500 1000}" \
+  -n "${BENCH_NS-1 10 100 500 1000}" \
   -rounds "${BENCH_ROUNDS:-3}" \
   -tools "${tools// /,}" \
   -dir "$bench_dir" \
