@@ -70,6 +70,10 @@ func readyTail(multiBin, readyBin, base string, ns []int, rounds int, modes []st
 	return rows
 }
 
+// helloTimeout bounds the wait for every node of a tail run to be
+// started (a start of 1000 takes a few seconds).
+const helloTimeout = 30 * time.Second
+
 func tailOnce(multiBin, readyBin, dir, mode string, n int, gap time.Duration) (r tailRow) {
 	r.mode, r.n, r.gap, r.load = mode, n, gap, loadAvg()
 	gate, rundir := filepath.Join(dir, "g"), filepath.Join(dir, "run")
@@ -120,11 +124,15 @@ func tailOnce(multiBin, readyBin, dir, mode string, n int, gap time.Duration) (r
 	// The gate opens once all n have said hello.
 	opened := make(chan error, 1)
 	go func() {
-		hello.SetReadDeadline(time.Now().Add(60 * time.Second))
+		// A node that failed to start never says hello; then, rather
+		// than start waiting out its ready timeout for the others, they
+		// are let through and the run fails.
+		hello.SetReadDeadline(time.Now().Add(helloTimeout))
 		buf := make([]byte, 4096)
 		for got := 0; got < n; {
 			k, err := hello.Read(buf)
 			if err != nil {
+				unix.Write(gateFD, make([]byte, n))
 				opened <- fmt.Errorf("%d of %d nodes said hello: %w", got, n, err)
 				return
 			}
@@ -153,10 +161,12 @@ func tailOnce(multiBin, readyBin, dir, mode string, n int, gap time.Duration) (r
 	select {
 	case gateErr = <-opened:
 	case <-time.After(time.Second):
-		gateErr = fmt.Errorf("the gate is not open")
-		// Ends the goroutine's read; the nodes that wait at the gate die
-		// of stopwait's TERM (they handle it only once past it).
+		// start is over, and not every node said hello: end the
+		// goroutine's read (it opens the gate), and wait for it, which
+		// writes to gateFD before it is closed.
 		hello.SetReadDeadline(time.Now())
+		<-opened
+		gateErr = fmt.Errorf("the gate was not open when start returned")
 	}
 	defer run([]string{multiBin, "stopwait", "--timeout=10s"}, spawnOpts{env: env, capture: true})
 	if err := e.err(); err != nil {
