@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -73,6 +74,9 @@ func (o *output) paint(color, s string) string {
 // line of warnings, if any, on stderr.
 func (o *output) result(r multi.Result) {
 	if w := warnings(r); w != "" {
+		if f, ok := o.w.(*bufio.Writer); ok {
+			f.Flush() // in order with the lines before it
+		}
 		fmt.Fprintf(o.errw, "%s: warning: %s\n", r.Node.Name, nodes.Printable(w))
 	}
 	failed := r.Err != nil && !errors.Is(r.Err, multi.ErrAlreadyRunning)
@@ -83,6 +87,22 @@ func (o *output) result(r multi.Result) {
 		o.describe(r.Node)
 	}
 	fmt.Fprintf(o.w, "%s: %s\n", r.Node.Name, o.resultLine(r, failed))
+}
+
+// results prints a line per node, in one write where they fit: a start
+// of many nodes returns as soon as they are ready, not after a write
+// each.
+func (o *output) results(rs []multi.Result) {
+	w := o.w
+	bw := bufio.NewWriterSize(w, 64<<10)
+	o.w = bw
+	defer func() {
+		bw.Flush()
+		o.w = w
+	}()
+	for _, r := range rs {
+		o.result(r)
+	}
 }
 
 // resultLine is what a result line says after the node's name, written

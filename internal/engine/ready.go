@@ -129,6 +129,12 @@ func (c *Set) awaitReady(ctx context.Context, n nodes.Node, s *started) error {
 			}
 			s.checked = true
 			c.recordReady(n, s, status)
+			if c.Detach {
+				// Nothing is left to check: let it go now, not in the
+				// tail after the last node.
+				ch.LetGo(true)
+				s.letGo = true
+			}
 			return nil
 		}
 		if ch.Exited() {

@@ -106,6 +106,24 @@ func (c *Set) startBatch(ctx context.Context, cg cgroup.Containment, results []R
 	readyDone := c.readyWait(ctx, results, started)
 	c.settleAll(ctx, kids)
 	readyDone()
+	// A node let go as it was ready needs only its result: here, not in
+	// a goroutine of its own. If all were, that is all there is.
+	rest := false
+	for i, s := range started {
+		switch {
+		case s == nil:
+		case s.letGo:
+			word, _ := verb(i)
+			c.finishStart(&results[i], s, word)
+			c.report(&results[i])
+			started[i] = nil
+		default:
+			rest = true
+		}
+	}
+	if !rest {
+		return
+	}
 	c.each(context.WithoutCancel(ctx), results, workers, func(i int, r *Result) {
 		s := started[i]
 		if s == nil {
@@ -126,6 +144,7 @@ type started struct {
 	notify   *ready.Notify
 	readyErr error
 	checked  bool          // its lock confirmed once it was ready
+	letGo    bool          // and let go then (a detached start)
 	mine     nodes.Started // its process, as recorded (zero if not)
 }
 
@@ -149,7 +168,9 @@ func (c *Set) finishStart(r *Result, s *started, verb string) {
 			return
 		}
 	}
-	ch.LetGo(c.Detach)
+	if !s.letGo {
+		ch.LetGo(c.Detach)
+	}
 	if s.notify != nil && c.rp != nil && s.checked {
 		c.keepNotify(r.Node, s)
 	}
