@@ -245,6 +245,8 @@ func (h runHost) Exited(n nodes.Node, pid int, ws syscall.WaitStatus, onPurpose 
 	return outcome(Result{Node: n, Outcome: Failed, PID: pid, Exit: exit, Err: err})
 }
 
+func (h runHost) KillTree(n nodes.Node) bool { return h.set.RunKillTree(n.Name) }
+
 func (h runHost) Fail(n nodes.Node, err error) error {
 	return &NodeError{Node: n.Name, Op: "run", Err: err}
 }

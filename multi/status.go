@@ -26,9 +26,18 @@ type Status struct {
 	// at once): "ready", "starting" (failing, but younger than
 	// [Cluster.ReadyTimeout]) or "unready", with ReadyErr saying why; ""
 	// for a node without a check or not running. Checks that only a
-	// start can see pass (notify, fd:N, log) count a running node ready.
+	// start can see pass (notify, fd:N) count a running node ready when
+	// the start of this very process (its pid and start time, as
+	// recorded) saw it pass; log reads again the lines it logged since.
 	Ready    string
 	ReadyErr error
+	// ReadyStatus is the node's last STATUS= text (--ready=notify), as
+	// the start of this process recorded it.
+	ReadyStatus string
+	// Fatal, if not "", says why a multi run that is still alive gave up
+	// on the node (its crash-loop limit, RunOptions.MaxRestarts): the
+	// node is down (State Absent or Stale) and stays so.
+	Fatal string
 	// Tree is what the node's containment holds: its cgroup's processes.
 	Tree Tree
 	// Err is set when the pidfile could not be inspected, or is locked by
@@ -54,6 +63,8 @@ func (s Status) String() string {
 		return fmt.Sprintf("%s: stopping (pid %d)", s.Node.Name, s.Stopping)
 	case s.Tree.Lingering:
 		return fmt.Sprintf("%s: lingering (%d processes)", s.Node.Name, s.Tree.Procs)
+	case s.Fatal != "":
+		return s.Node.Name + ": fatal: " + s.Fatal
 	case s.PID > 0:
 		return fmt.Sprintf("%s: %s (pid %d)", s.Node.Name, s.State, s.PID)
 	}
@@ -75,6 +86,9 @@ type statusJSON struct {
 	Ready    string     `json:",omitempty"`
 	ReadyErr string     `json:",omitempty"`
 	Tree     Tree
+	// ReadyStatus: the node's last STATUS= text.
+	ReadyStatus string `json:",omitempty"`
+	Fatal       string `json:",omitempty"`
 }
 
 // MarshalJSON encodes s with its state as a word and its errors as their
@@ -82,7 +96,7 @@ type statusJSON struct {
 func (s Status) MarshalJSON() ([]byte, error) {
 	return json.Marshal(statusJSON{Node: s.Node, Path: s.Path, State: s.State, PID: s.PID,
 		LockErr: errText(s.LockErr), FilePID: s.FilePID, FileErr: errText(s.FileErr),
-		Lost: s.Lost, Stopping: s.Stopping, Tree: s.Tree, Err: errText(s.Err), Ready: s.Ready, ReadyErr: errText(s.ReadyErr)})
+		Lost: s.Lost, Stopping: s.Stopping, Tree: s.Tree, Err: errText(s.Err), Ready: s.Ready, ReadyErr: errText(s.ReadyErr), ReadyStatus: s.ReadyStatus, Fatal: s.Fatal})
 }
 
 // UnmarshalJSON decodes what MarshalJSON encodes. The errors come back
@@ -94,7 +108,7 @@ func (s *Status) UnmarshalJSON(b []byte) error {
 	}
 	*s = Status{Node: j.Node, Info: pidfile.Info{Path: j.Path, State: j.State, PID: j.PID,
 		LockErr: textErr(j.LockErr), FilePID: j.FilePID, FileErr: textErr(j.FileErr)},
-		Lost: j.Lost, Stopping: j.Stopping, Tree: j.Tree, Err: textErr(j.Err), Ready: j.Ready, ReadyErr: textErr(j.ReadyErr)}
+		Lost: j.Lost, Stopping: j.Stopping, Tree: j.Tree, Err: textErr(j.Err), Ready: j.Ready, ReadyErr: textErr(j.ReadyErr), ReadyStatus: j.ReadyStatus, Fatal: j.Fatal}
 	return nil
 }
 
@@ -116,11 +130,12 @@ func textErr(s string) error {
 
 // A Tree is what a node's containment holds. Containment is "cgroup"
 // where the node's processes are in a cgroup v2 folder of its own
-// (Cgroup), else "session" (its lock holder and its session, as without
-// cgroups). Procs counts the processes in the cgroup; Memory
-// (memory.current, bytes) and CPUUsec (cpu.stat's usage_usec) are nil
-// where those controllers are not enabled: absent, not zero. Lingering:
-// nobody holds the node's lock, yet processes are left in its cgroup.
+// (Cgroup), else "session" (its lock holder and the members of its
+// session). Procs counts the processes in the cgroup, or in the session
+// (none under KillMode process); Memory (memory.current, bytes) and
+// CPUUsec (cpu.stat's usage_usec) are nil where those controllers are not
+// enabled: absent, not zero. Lingering: nobody holds the node's lock, yet
+// processes are left in its cgroup or session.
 type Tree struct {
 	Containment string
 	Cgroup      string `json:",omitempty"`

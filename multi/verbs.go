@@ -72,7 +72,7 @@ func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
 	out := make([]Status, len(st))
 	var errs []error
 	for i, s := range st {
-		out[i] = Status{Node: s.Node, Info: s.Info, Stopping: s.Stopping, Tree: Tree(s.Tree), Err: nodeErr(s.Err), Ready: s.Ready, ReadyErr: s.ReadyErr}
+		out[i] = Status{Node: s.Node, Info: s.Info, Stopping: s.Stopping, Tree: Tree(s.Tree), Err: nodeErr(s.Err), Ready: s.Ready, ReadyErr: s.ReadyErr, ReadyStatus: s.ReadyStatus, Fatal: s.Fatal}
 		if s.Lost != nil {
 			out[i].Lost = &LostError{PID: s.Lost.PID, Started: s.Lost.Started, Start: s.Lost.Start}
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -85,6 +86,35 @@ func (p Proc) Start() time.Time {
 	return time.Now().Add(started - sinceBoot)
 }
 
+// PidNamespace returns the inode number of this process's pid namespace:
+// a pid is a number in one namespace, and a record names the one its pid
+// is of. 0 if /proc does not say.
+func PidNamespace() uint64 {
+	pidNSOnce.Do(func() {
+		var st unix.Stat_t
+		if unix.Stat("/proc/self/ns/pid", &st) == nil {
+			pidNS = st.Ino
+		}
+	})
+	return pidNS
+}
+
+var (
+	pidNSOnce sync.Once
+	pidNS     uint64
+)
+
+// NowTicks returns the time since boot in the unit of
+// [Proc.StartTicks]: a process whose StartTicks is below it had started by
+// now. 0 if the clock cannot be read.
+func NowTicks() uint64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
+		return 0
+	}
+	return uint64(time.Duration(ts.Nano()) * clockTicks / time.Second)
+}
+
 // ProcessStart returns when process pid started, from /proc/PID/stat and
 // the boot time; status uses it for uptime.
 func ProcessStart(pid int) (time.Time, error) {
@@ -98,6 +128,23 @@ func ProcessStart(pid int) (time.Time, error) {
 // SessionMembers returns the live processes (not zombies) of session sid,
 // found by scanning /proc, ordered by pid.
 func SessionMembers(sid int) ([]Proc, error) {
+	all, err := ReadProcs()
+	if err != nil {
+		return nil, err
+	}
+	var out []Proc
+	for _, p := range all {
+		if p.Session == sid {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// ReadProcs returns every live process (not a zombie) that /proc lists,
+// ordered by pid: one look, in which a caller finds the members of many
+// sessions.
+func ReadProcs() ([]Proc, error) {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return nil, err
@@ -107,15 +154,15 @@ func SessionMembers(sid int) ([]Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []Proc
+	out := make([]Proc, 0, len(names))
 	for _, name := range names {
 		pid, err := strconv.Atoi(name)
 		if err != nil || pid <= 0 {
 			continue
 		}
 		p, err := ReadProc(pid)
-		if err != nil || p.Session != sid || p.Gone() {
-			continue // gone since the listing, or not one of them
+		if err != nil || p.Gone() {
+			continue // gone since the listing
 		}
 		out = append(out, p)
 	}

@@ -36,23 +36,16 @@ type record struct {
 	PID        int    `json:"pid,omitempty"`
 	StartTicks uint64 `json:"start_ticks,omitempty"`
 	PidfdIno   uint64 `json:"pidfd_ino,omitempty"`
+	// PidNS: the pid namespace PID is a number of (see [PidNamespace]).
+	PidNS uint64 `json:"pid_ns,omitempty"`
 	// Cgroup and KillMode: where the node's tree runs and how it stops.
 	Cgroup   string `json:"cgroup,omitempty"`
 	KillMode string `json:"kill_mode,omitempty"`
-}
-
-// Started names the process a record says runs its node: its pid and its
-// start time in clock ticks since boot ([Proc.StartTicks]), which together
-// name one process for the life of the machine, unless the pid is reused
-// within the tick the process started in; and, where the kernel has pidfs
-// (Linux 6.9+), the inode number of a pidfd of it, which names that one
-// process for the whole boot and is never given to another. Zero when the
-// node has not started yet (the record is written before it starts).
-type Started struct {
-	PID        int
-	StartTicks uint64
-	// PidfdIno is 0 where the kernel gives pidfds no inode of their own.
-	PidfdIno uint64
+	// ReadyAt, ReadyStatus and LogOffset: what the start of the process
+	// recorded saw of its readiness check (see [Readiness]).
+	ReadyAt     int64  `json:"ready_at,omitempty"`
+	ReadyStatus string `json:"ready_status,omitempty"`
+	LogOffset   *int64 `json:"log_offset,omitempty"`
 }
 
 // RecordPath returns where the record of the node named name lives.
@@ -71,10 +64,16 @@ func WriteRecord(rundir string, n Node) error {
 // WriteRecordStarted records n like [WriteRecord], with the process that
 // runs it, so that a node which lets go of its lock can still be found.
 func WriteRecordStarted(rundir string, n Node, s Started) error {
+	return WriteRecordReady(rundir, n, s, Readiness{LogOffset: -1})
+}
+
+// WriteRecordReady records n like [WriteRecordStarted], with what the
+// start of its process s saw of its readiness check.
+func WriteRecordReady(rundir string, n Node, s Started, rd Readiness) error {
 	if err := CheckName(n.Name); err != nil {
 		return err
 	}
-	b, err := marshalRecord(n, s)
+	b, err := marshalRecord(n, s, rd)
 	if err != nil {
 		return err
 	}
@@ -158,8 +157,15 @@ func WriteRecordStarted(rundir string, n Node, s Started) error {
 	return nil
 }
 
-func marshalRecord(n Node, s Started) ([]byte, error) {
-	return json.MarshalIndent(record{n.Name, n.Host, n.Index, n.Command, n.Options, n.Dir, n.Env, n.PidFile, n.LogFile, n.SelfLock, n.Ready, s.PID, s.StartTicks, s.PidfdIno, n.Cgroup, n.KillMode}, "", "  ")
+func marshalRecord(n Node, s Started, rd Readiness) ([]byte, error) {
+	r := record{Name: n.Name, Host: n.Host, Index: n.Index, Command: n.Command, Options: n.Options, Dir: n.Dir,
+		Env: n.Env, PidFile: n.PidFile, LogFile: n.LogFile, SelfLock: n.SelfLock, Ready: n.Ready,
+		PID: s.PID, StartTicks: s.StartTicks, PidfdIno: s.PidfdIno, Cgroup: n.Cgroup, KillMode: n.KillMode}
+	if s.PID > 0 {
+		r.PidNS = PidNamespace()
+	}
+	rd.put(&r)
+	return json.MarshalIndent(r, "", "  ")
 }
 
 // ReadRecord reads the record of the node named name from rundir. The
@@ -175,14 +181,6 @@ func ReadRecordStarted(rundir, name string) (Node, Started, error) {
 	n, r, err := readRecord(nil, rundir, name)
 	n.recorded = Started{}
 	return n, r.started(), err
-}
-
-// started is the process r names, zero if none.
-func (r record) started() Started {
-	if r.PID <= 0 || r.StartTicks == 0 {
-		return Started{}
-	}
-	return Started{PID: r.PID, StartTicks: r.StartTicks, PidfdIno: r.PidfdIno}
 }
 
 // readRecord reads a record in the folder d already open, or with d nil in

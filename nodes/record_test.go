@@ -1,7 +1,9 @@
 package nodes_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -143,5 +145,43 @@ func TestResolveRecorded(t *testing.T) {
 	}
 	if rs, err := nodes.ReadRecords(rundir); err != nil || rs[0].Recorded() != (nodes.Started{}) {
 		t.Errorf("ReadRecords: %+v, %v; want no recorded process", rs, err)
+	}
+}
+
+// A record written in another pid namespace (a rundir shared with a
+// container) names no process here: its pid is a number of that namespace,
+// and a session or lost process found under it here would be a stranger's.
+func TestRecordOfAnotherPidNamespace(t *testing.T) {
+	t.Parallel()
+	if nodes.PidNamespace() == 0 {
+		t.Skip("no /proc/self/ns/pid")
+	}
+	rundir := t.TempDir()
+	ns, err := nodes.Spec{Names: []string{"w1"}, RunDir: rundir, Command: []string{"sleep", "1"}}.Nodes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := nodes.Started{PID: 4242, StartTicks: 99}
+	if err := nodes.WriteRecordStarted(rundir, ns[0], want); err != nil {
+		t.Fatal(err)
+	}
+	if _, got, err := nodes.ReadRecordStarted(rundir, "w1"); err != nil || got != want {
+		t.Fatalf("the record of this namespace names %+v, %v; want %+v", got, err, want)
+	}
+	path := nodes.RecordPath(rundir, "w1")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := fmt.Sprintf(`"pid_ns": %d`, nodes.PidNamespace())
+	if !bytes.Contains(b, []byte(own)) {
+		t.Fatalf("record %s has no %s:\n%s", path, own, b)
+	}
+	b = bytes.Replace(b, []byte(own), []byte(fmt.Sprintf(`"pid_ns": %d`, nodes.PidNamespace()+1)), 1)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, got, err := nodes.ReadRecordStarted(rundir, "w1"); err != nil || got != (nodes.Started{}) {
+		t.Errorf("a record of another pid namespace names %+v, %v; want no process", got, err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
+	"time"
 )
 
 // ErrRecordTooLarge is wrapped by the error of a node whose record would
@@ -22,7 +24,8 @@ func tooLarge(n Node, path string, size int) error {
 // its record cannot name.
 func CheckRecord(rundir string, n Node) error {
 	// Room for the process and for fields records may gain.
-	b, err := marshalRecord(n, Started{PID: math.MaxInt32, StartTicks: math.MaxUint64, PidfdIno: math.MaxUint64})
+	b, err := marshalRecord(n, Started{PID: math.MaxInt32, StartTicks: math.MaxUint64, PidfdIno: math.MaxUint64},
+		Readiness{At: time.Unix(0, math.MaxInt64), Status: strings.Repeat("\x00", MaxReadyStatus), LogOffset: math.MaxInt64})
 	if err != nil {
 		return err
 	}

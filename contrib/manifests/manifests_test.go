@@ -359,3 +359,68 @@ func TestSystemdRunShell(t *testing.T) {
 		}
 	}
 }
+
+// TestSystemdRunReady checks that multi-run.service, Type=notify, makes
+// READY=1 mean every node is ready: its multi run has a --ready check of
+// a known kind, the unit gives systemd's start longer than multi's ready
+// wait, and a log: check comes with the --logfile it reads.
+func TestSystemdRunReady(t *testing.T) {
+	const path = "../systemd/multi-run.service"
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	var notify bool
+	startSec := 90 * time.Second // systemd's DefaultTimeoutStartSec
+	for _, l := range strings.Split(string(src), "\n") {
+		if l == "Type=notify" {
+			notify = true
+		}
+		if v, ok := strings.CutPrefix(l, "ExecStart="); ok {
+			args = strings.Fields(v)[1:]
+		}
+		if v, ok := strings.CutPrefix(l, "TimeoutStartSec="); ok {
+			if startSec, err = time.ParseDuration(v); err != nil {
+				t.Fatalf("TimeoutStartSec: %v", err)
+			}
+		}
+	}
+	if !notify {
+		t.Fatalf("%s is not Type=notify", path)
+	}
+	runTimeout(t, args) // a multi run
+	var check string
+	readyTimeout := 60 * time.Second // multi's default
+	logfile := false
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if v, ok := strings.CutPrefix(a, "--ready="); ok {
+			check = strings.ReplaceAll(v, "%%", "%")
+		}
+		if v, ok := strings.CutPrefix(a, "--ready-timeout="); ok {
+			if readyTimeout, err = time.ParseDuration(v); err != nil {
+				t.Fatalf("--ready-timeout: %v", err)
+			}
+		}
+		logfile = logfile || strings.HasPrefix(a, "--logfile=")
+	}
+	kinds := []string{"tcp:", "http:", "exec:", "file:", "log:", "fd:", "notify"}
+	known := false
+	for _, k := range kinds {
+		known = known || strings.HasPrefix(check, k)
+	}
+	switch {
+	case check == "":
+		t.Errorf("%s: multi run has no --ready: READY=1 would mean only that every node holds its lock", path)
+	case !known:
+		t.Errorf("%s: --ready=%s is none of %v", path, check, kinds)
+	case strings.HasPrefix(check, "log:") && !logfile:
+		t.Errorf("%s: --ready=%s reads the logfile, which run writes only with --logfile", path, check)
+	}
+	if startSec <= readyTimeout {
+		t.Errorf("%s: TimeoutStartSec=%s is not above --ready-timeout=%s: systemd would kill the run before multi says which node is not ready", path, startSec, readyTimeout)
+	}
+}

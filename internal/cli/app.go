@@ -40,7 +40,8 @@ const (
 	exitStopped = 3
 	exitUnknown = 4
 	// exitLingering: status of a node whose lock is free while processes
-	// are left in its cgroup (LSB leaves 150-199 to applications).
+	// are left in its cgroup or session (LSB leaves 150-199 to
+	// applications).
 	exitLingering = 150
 )
 

@@ -20,7 +20,9 @@ subtree delegated to it; a container with a writable cgroup namespace),
 each node's whole process tree runs in a cgroup of its own and stops as
 systemd's KillMode=mixed. Otherwise (no cgroup2 mounted, read-only, not
 delegated, no cgroup.kill before Linux 5.14, MULTI_CONTAINMENT=session)
-a node is its lock holder and its session. check says which applies, for
+a node is its lock holder and its session: the members of its session,
+found in /proc, are counted and stopped as a cgroup's are, but one that
+left the session (setsid) is not found. check says which applies, for
 this user and rundir, and why not the other.
 
    multi check`,

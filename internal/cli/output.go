@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -73,6 +74,9 @@ func (o *output) paint(color, s string) string {
 // line of warnings, if any, on stderr.
 func (o *output) result(r multi.Result) {
 	if w := warnings(r); w != "" {
+		if f, ok := o.w.(*bufio.Writer); ok {
+			f.Flush() // in order with the lines before it
+		}
 		fmt.Fprintf(o.errw, "%s: warning: %s\n", r.Node.Name, nodes.Printable(w))
 	}
 	failed := r.Err != nil && !errors.Is(r.Err, multi.ErrAlreadyRunning)
@@ -83,6 +87,22 @@ func (o *output) result(r multi.Result) {
 		o.describe(r.Node)
 	}
 	fmt.Fprintf(o.w, "%s: %s\n", r.Node.Name, o.resultLine(r, failed))
+}
+
+// results prints a line per node, in one write where they fit: a start
+// of many nodes returns as soon as they are ready, not after a write
+// each.
+func (o *output) results(rs []multi.Result) {
+	w := o.w
+	bw := bufio.NewWriterSize(w, 64<<10)
+	o.w = bw
+	defer func() {
+		bw.Flush()
+		o.w = w
+	}()
+	for _, r := range rs {
+		o.result(r)
+	}
 }
 
 // resultLine is what a result line says after the node's name, written
@@ -107,7 +127,8 @@ func (o *output) resultLine(r multi.Result, failed bool) string {
 	case r.Outcome == multi.StaleRemoved:
 		return o.paint(yellow, "not running (stale pidfile removed)")
 	case r.Outcome == multi.Killed && r.Lingering > 0:
-		// Its lock was free; what its tree left in its cgroup is gone.
+		// Its lock was free; what its tree left in its cgroup (or
+		// session) is gone.
 		return o.paint(green, "killed") + fmt.Sprintf(" %d lingering processes", r.Lingering)
 	case r.Outcome == multi.KilledAfterTimeout:
 		// It did stop, but not when asked: that is worth a look.
@@ -174,7 +195,11 @@ func warnings(r multi.Result) string {
 	}
 	switch {
 	case r.KilledAfter != 0 && r.Lingering > 0:
-		ws = append(ws, fmt.Sprintf("%d processes of its tree still running after %s; killed them (cgroup.kill)", r.Lingering, r.KilledAfter))
+		how := "cgroup.kill"
+		if r.Node.Cgroup == "" {
+			how = "SIGKILL to each of its session"
+		}
+		ws = append(ws, fmt.Sprintf("%d processes of its tree still running after %s; killed them (%s)", r.Lingering, r.KilledAfter, how))
 	case r.KilledAfter != 0:
 		ws = append(ws, fmt.Sprintf("still running after %s; sent KILL (pid %d)", r.KilledAfter, pid))
 	}

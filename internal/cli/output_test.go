@@ -248,3 +248,42 @@ func TestWarningsNameTheProcessSignalled(t *testing.T) {
 		t.Errorf("%q, %q; want %q", out.String(), errs.String(), want)
 	}
 }
+
+// writeCounter counts the writes made to it.
+type writeCounter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (w *writeCounter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.Buffer.Write(p)
+}
+
+// A verb's result lines go out in one write, however many nodes (a start
+// returns as soon as they are ready, not after a write each), and a
+// warning, on the other stream, still comes after the lines before it.
+func TestResultsOneWriteWarningsInOrder(t *testing.T) {
+	var rs []multi.Result
+	for i := 1; i <= 100; i++ {
+		rs = append(rs, multi.Result{Node: nodes.Node{Name: fmt.Sprintf("w%d", i)}, Outcome: multi.Started, PID: 1000 + i})
+	}
+	w := &writeCounter{}
+	outputTo(w).results(rs)
+	if w.writes != 1 {
+		t.Errorf("100 result lines in %d writes; want 1", w.writes)
+	}
+	if n := strings.Count(w.String(), ": started"); n != 100 {
+		t.Errorf("%d lines say started; want 100:\n%s", n, w.String())
+	}
+
+	// Stdout and stderr on one descriptor, as with 2>&1.
+	rs[1].FilePID = 4242
+	w = &writeCounter{}
+	outputTo(w).results(rs[:3])
+	out := w.String()
+	first, warn, second := strings.Index(out, "w1: started"), strings.Index(out, "w2: warning"), strings.Index(out, "w2: started")
+	if first < 0 || warn < 0 || second < 0 || !(first < warn && warn < second) {
+		t.Errorf("want w1's line, then w2's warning, then w2's line:\n%s", out)
+	}
+}

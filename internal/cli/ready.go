@@ -41,13 +41,19 @@ func readyCode(only bool, code int, sts []multi.Status) int {
 // readyText is what a status line adds for a running node with a check:
 // "; ready", "; starting: why", "; unready: why".
 func (o *output) readyText(s multi.Status) string {
+	text := ""
 	switch {
 	case s.Ready == "":
 		return ""
 	case s.ReadyErr == nil:
-		return "; " + o.paint(green, s.Ready)
+		text = "; " + o.paint(green, s.Ready)
+	default:
+		text = "; " + o.paint(yellow, s.Ready) + ": " + s.ReadyErr.Error()
 	}
-	return "; " + o.paint(yellow, s.Ready) + ": " + s.ReadyErr.Error()
+	if s.ReadyStatus != "" {
+		text += " (STATUS=" + nodes.Printable(s.ReadyStatus) + ")"
+	}
+	return text
 }
 
 // checkLive refuses a --live check that is not a kind a running node can

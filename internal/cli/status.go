@@ -28,6 +28,10 @@ type statusJSON struct {
 	// Ready: ready, starting or unready, for a running node with a check.
 	Ready      string `json:"ready,omitempty"`
 	ReadyError string `json:"ready_error,omitempty"`
+	// ReadyStatus: the node's last STATUS= text (--ready=notify).
+	ReadyStatus string `json:"ready_status,omitempty"`
+	// Fatal: why a live multi run gave up on the node (state fatal).
+	Fatal string `json:"fatal,omitempty"`
 	// The node's tree: containment, processes, memory and CPU time where
 	// its cgroup has them (absent, not zero, where not).
 	Containment string `json:"containment"`
@@ -48,7 +52,8 @@ and working folder (and, in lines, its files). States: running, stopped, stale (
 nobody holds the lock of), elsewhere (held from another pid namespace),
 lost (no lock held, but the node's recorded process, same pid and start
 time, still runs: stop it with --lost), stopping (its process let go of
-the lock and is exiting), unknown (locked, but not as a node locks it, or
+the lock and is exiting), fatal (a live multi run gave up on it: its
+--max-restarts), unknown (locked, but not as a node locks it, or
 unreadable). With --json,
 pid is the lock holder as multi sees it, file_pid what the text says.
 
@@ -74,12 +79,12 @@ pid is the lock holder as multi sees it, file_pid what the text says.
 			for i, s := range sts {
 				word, _ := stateWord(s)
 				out[i] = statusJSON{Name: s.Node.Name, FullName: s.Node.FullName(), State: word,
-					PID: s.PID, FilePID: s.FilePID, PidFile: s.Node.PidFile, LogFile: s.Node.LogFile, Ready: s.Ready}
+					PID: s.PID, FilePID: s.FilePID, PidFile: s.Node.PidFile, LogFile: s.Node.LogFile, Ready: s.Ready, ReadyStatus: s.ReadyStatus, Fatal: s.Fatal}
 				if s.ReadyErr != nil {
 					out[i].ReadyError = s.ReadyErr.Error()
 				}
 				out[i].Containment, out[i].Memory, out[i].CPUUsec = s.Tree.Containment, s.Tree.Memory, s.Tree.CPUUsec
-				if s.Tree.Containment == "cgroup" {
+				if s.Tree.Containment == "cgroup" || s.Node.KillMode != "process" {
 					out[i].Procs = &s.Tree.Procs
 				}
 				if s.Err != nil {
@@ -128,7 +133,13 @@ func (o *output) describeStatus(s multi.Status) string {
 	case s.Stopping != 0:
 		return o.paint(yellow, "stopping") + fmt.Sprintf(" (pid %d let go of its pidfile's lock and is exiting)", s.Stopping)
 	case s.Tree.Lingering:
-		return o.paint(red, "lingering") + fmt.Sprintf(" (its lock is free, but %d processes are left in its cgroup %s; stopwait cleans them)", s.Tree.Procs, nodes.Printable(s.Tree.Cgroup))
+		where := "its cgroup " + nodes.Printable(s.Tree.Cgroup)
+		if s.Tree.Cgroup == "" {
+			where = "its session"
+		}
+		return o.paint(red, "lingering") + fmt.Sprintf(" (its lock is free, but %d processes are left in %s; stopwait cleans them)", s.Tree.Procs, where)
+	case s.Fatal != "":
+		return o.paint(red, "fatal") + " (" + s.Fatal + ")"
 	case s.State == pidfile.Running && s.Mismatch():
 		return o.paint(green, "running") + fmt.Sprintf(" (pid %d; the pidfile's text disagrees, the lock holder is the truth)", s.PID)
 	case s.State == pidfile.Running:
@@ -153,7 +164,7 @@ func (o *output) statusTable(sts []multi.Status, rundir string) {
 	}
 	rows := [][]string{{"NODE", "STATE", "PID", "UPTIME", "PIDFILE", "LOGFILE"}}
 	colors := []string{""}
-	var notes []string
+	var notes, statusNotes []string
 	relative := false
 	short := func(path string) string {
 		if rel, err := filepath.Rel(rundir, path); err == nil && rundir != "" && !strings.HasPrefix(rel, "..") {
@@ -166,6 +177,9 @@ func (o *output) statusTable(sts []multi.Status, rundir string) {
 		state, color := stateWord(s)
 		if s.Ready != "" {
 			state = s.Ready // running, and how ready
+			if s.Ready != "ready" {
+				color = yellow
+			}
 		}
 		if s.Lost != nil {
 			s.PID = s.Lost.PID
@@ -184,6 +198,9 @@ func (o *output) statusTable(sts []multi.Status, rundir string) {
 		case s.Lost != nil:
 			state += "*"
 			notes = append(notes, fmt.Sprintf("%s: pid %d runs without its pidfile's lock; stop it with --lost", s.Node.Name, s.PID))
+		case s.Fatal != "":
+			state += "*"
+			notes = append(notes, s.Node.Name+": "+s.Fatal)
 		case s.State == pidfile.Running && s.Mismatch():
 			state += "*"
 			says := "names no pid"
@@ -191,6 +208,9 @@ func (o *output) statusTable(sts []multi.Status, rundir string) {
 				says = "says " + strconv.Itoa(s.FilePID)
 			}
 			notes = append(notes, fmt.Sprintf("%s: the pidfile's text %s; the lock holder, pid %d, is the truth", s.Node.Name, says, s.PID))
+		}
+		if s.ReadyStatus != "" && s.Ready != "" {
+			statusNotes = append(statusNotes, s.Node.Name+": STATUS="+nodes.Printable(s.ReadyStatus))
 		}
 		rows = append(rows, []string{s.Node.Name, state, pid, uptime, short(s.Node.PidFile), short(s.Node.LogFile)})
 		colors = append(colors, color)
@@ -222,6 +242,9 @@ func (o *output) statusTable(sts []multi.Status, rundir string) {
 	}
 	for _, n := range notes {
 		fmt.Fprint(o.w, wrap("* "+n, width, "  "))
+	}
+	for _, n := range statusNotes {
+		fmt.Fprint(o.w, wrap(n, width, "    "))
 	}
 	if o.verbose {
 		// What the table has no room for: each node's command.
@@ -319,6 +342,8 @@ func stateWord(s multi.Status) (word, color string) {
 		return "stopping", yellow
 	case s.Tree.Lingering:
 		return "lingering", red
+	case s.Fatal != "":
+		return "fatal", red
 	case s.State == pidfile.Running || s.State == pidfile.Elsewhere:
 		return s.State.String(), green
 	case s.State == pidfile.Stale:
@@ -338,6 +363,9 @@ func statusCode(sts []multi.Status) int {
 		case s.Tree.Lingering:
 			// Its master gone, its tree left: worse than stale.
 			code = exitLingering
+		case s.Fatal != "" && code != exitLingering:
+			// Given up on: dead, as a stale node is.
+			code = exitFailed
 		case s.Stopping != 0:
 			// On its way out: not running.
 			if code == exitOK {

@@ -96,9 +96,9 @@ func TestStatusJSON(t *testing.T) {
 	}
 	want := []map[string]any{
 		{"name": "w1", "fullname": "w1@h", "state": "stopped", "pid": 0.0, "file_pid": 0.0,
-			"pidfile": filepath.Join(dir, "w1.pid"), "logfile": filepath.Join(dir, "w1.log"), "containment": "session"},
+			"pidfile": filepath.Join(dir, "w1.pid"), "logfile": filepath.Join(dir, "w1.log"), "containment": "session", "procs": 0.0},
 		{"name": "w2", "fullname": "w2@h", "state": "stopped", "pid": 0.0, "file_pid": 0.0,
-			"pidfile": filepath.Join(dir, "w2.pid"), "logfile": filepath.Join(dir, "w2.log"), "containment": "session"},
+			"pidfile": filepath.Join(dir, "w2.pid"), "logfile": filepath.Join(dir, "w2.log"), "containment": "session", "procs": 0.0},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("status --json:\n%s\nwant %v", out, want)
@@ -190,6 +190,40 @@ func TestStatusTableFits(t *testing.T) {
 	for _, want := range []string{"files in " + rundir + "\n", "  worker-one.pid  ", "…", "w2.pid  ", "w2.log\n",
 		"running*", "* worker-one: the pidfile's text says 41; the lock holder, pid " + strconv.Itoa(os.Getpid()) + ", is the truth\n"} {
 		if !strings.Contains(strings.ReplaceAll(out, "\n  ", " "), want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// With readiness and STATUS= texts, and a node a run gave up on, the
+// table still fits 80 columns: the state column says ready, starting,
+// unready or fatal, and the STATUS= text and the reason are wrapped
+// under it, whole.
+func TestStatusTableReadyFits(t *testing.T) {
+	t.Parallel()
+	rundir := "/run/user/1000/a/rather/long/folder/for/runtime/files/of/multi"
+	long := "serving 1200 requests a second on 127.0.0.1:8001, queue depth 3, cache warm, last reload at 12:00:01"
+	var buf bytes.Buffer
+	o := &output{w: &buf, tty: true, color: true}
+	o.statusTable([]multi.Status{
+		{Node: nodes.Node{Name: "worker-number-one", PidFile: rundir + "/worker-number-one.pid", LogFile: rundir + "/worker-number-one.log"},
+			Info: pidfile.Info{State: pidfile.Running, PID: os.Getpid(), FilePID: os.Getpid()}, Ready: "ready", ReadyStatus: long},
+		{Node: nodes.Node{Name: "w2", PidFile: rundir + "/w2.pid", LogFile: rundir + "/w2.log"},
+			Info: pidfile.Info{State: pidfile.Running, PID: os.Getpid(), FilePID: os.Getpid()}, Ready: "unready", ReadyStatus: "warming up"},
+		{Node: nodes.Node{Name: "w3", PidFile: rundir + "/w3.pid", LogFile: rundir + "/w3.log"},
+			Info: pidfile.Info{State: pidfile.Stale}, Fatal: "multi run (pid 7) gave up on it: restarted 3 times within 1m0s (--max-restarts), and exited again (exit status 3)"},
+	}, rundir)
+	out := buf.String()
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		plain := strings.NewReplacer(green, "", yellow, "", red, "", "\033[0m", "").Replace(line)
+		if n := utf8.RuneCountInString(plain); n > 80 {
+			t.Errorf("%d columns: %q", n, plain)
+		}
+	}
+	joined := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"worker-number-one: STATUS=" + long, "w2: STATUS=warming up", "* w3: multi run (pid 7) gave up on it: restarted 3 times",
+		green + "ready", yellow + "unready", red + "fatal*"} {
+		if !strings.Contains(joined, want) && !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}

@@ -140,9 +140,7 @@ func (v lifecycle) run(c *cli.Context, a *call) (int, error) {
 		o.interrupted(c, cl, results)
 		return exitOK, nil // Run exits as the signal says
 	}
-	for _, r := range results {
-		o.result(r)
-	}
+	o.results(results)
 	if err != nil && !onlyAlreadyRunning(results) {
 		return exitFailed, nil
 	}

@@ -20,17 +20,24 @@ import (
 var ErrLingering = errors.New("lingering")
 
 // A LingeringError reports a node whose lock nobody holds while processes
-// are left in its cgroup: the children of a master that was SIGKILLed or
-// crashed. A start refuses to run a second tree beside them unless told
-// to clean first; stop, stopwait and kill clean them.
+// are left in its cgroup, or (without one) in its session: the children
+// of a master that was SIGKILLed or crashed. A start refuses to run a
+// second tree beside them unless told to clean first; stop, stopwait and
+// kill clean them.
 type LingeringError struct {
 	Cgroup string
-	Procs  []int
+	// Session is the session id, when the tree is the node's session.
+	Session int
+	Procs   []int
 }
 
 func (e *LingeringError) Error() string {
-	return fmt.Sprintf("lingering: its lock is free, but %d processes are left in its cgroup %s (%s); refusing to start a second tree beside them (stopwait cleans them, or start --clean)",
-		len(e.Procs), e.Cgroup, describePids(e.Procs))
+	where := "its cgroup " + e.Cgroup
+	if e.Cgroup == "" {
+		where = fmt.Sprintf("its session %d", e.Session)
+	}
+	return fmt.Sprintf("lingering: its lock is free, but %d processes are left in %s (%s); refusing to start a second tree beside them (stopwait cleans them, or start --clean)",
+		len(e.Procs), where, describePids(e.Procs))
 }
 
 // Is makes errors.Is(err, ErrLingering) true.
@@ -52,10 +59,19 @@ func describePids(pids []int) string {
 // cleanWait bounds how long a clean waits for a killed tree to be gone.
 const cleanWait = 10 * time.Second
 
-// lingering returns the processes left in n's recorded cgroup: none when
-// it has none, or no cgroup.
+// lingering returns the processes left in n's recorded cgroup, or without
+// one in its session: none when it has none.
 func (c *Set) lingering(n nodes.Node) (cgroup.Tree, error) {
+	return c.lingeringSince(n, time.Now())
+}
+
+// lingeringSince is lingering, where a node's session is seen by a look at
+// /proc begun no earlier than since.
+func (c *Set) lingeringSince(n nodes.Node, since time.Time) (cgroup.Tree, error) {
 	if n.Cgroup == "" {
+		if inSession(n) {
+			return c.sessionTree(n, since)
+		}
 		return cgroup.Tree{}, nil
 	}
 	t, err := cgroup.Read(n.Cgroup, c.rundir(), n.Name)
@@ -65,9 +81,12 @@ func (c *Set) lingering(n nodes.Node) (cgroup.Tree, error) {
 	return t, err
 }
 
-// cleanCgroup kills whatever is left in n's recorded cgroup, waits until
-// it is empty, and removes it. It returns the pids it killed.
+// cleanCgroup kills whatever is left in n's recorded cgroup (or session),
+// waits until it is empty, and removes it. It returns the pids it killed.
 func (c *Set) cleanCgroup(n nodes.Node) ([]int, error) {
+	if inSession(n) {
+		return c.cleanSession(n)
+	}
 	t, err := c.lingering(n)
 	if err != nil || n.Cgroup == "" {
 		return nil, err
@@ -94,15 +113,17 @@ func (c *Set) cleanCgroup(n nodes.Node) ([]int, error) {
 // exec step holds it (after Spawn), so that no other command removes it
 // meanwhile.
 func (c *Set) startCgroup(cg cgroup.Containment, prev nodes.Node, hasPrev bool, n nodes.Node, clean bool) (string, *os.File, error) {
-	if hasPrev && prev.Cgroup != "" {
-		t, err := c.lingering(prev)
+	if hasPrev && (prev.Cgroup != "" || inSession(prev)) {
+		// A session seen as procsAfter sees it: the holder of a node
+		// down is gone already.
+		t, err := c.lingeringSince(prev, time.Time{})
 		if err != nil {
 			return "", nil, err
 		}
 		if t.Populated && !clean {
-			return "", nil, &LingeringError{Cgroup: prev.Cgroup, Procs: t.Procs}
+			return "", nil, &LingeringError{Cgroup: prev.Cgroup, Session: c.recordedProcess(prev).PID, Procs: t.Procs}
 		}
-		if t.Populated || prev.Cgroup != cg.NodePath(n.Name) {
+		if t.Populated || prev.Cgroup != "" && prev.Cgroup != cg.NodePath(n.Name) {
 			if _, err := c.cleanCgroup(prev); err != nil {
 				return "", nil, err
 			}
@@ -118,11 +139,13 @@ func (c *Set) startCgroup(cg cgroup.Containment, prev nodes.Node, hasPrev bool, 
 // its cgroup: until expired closes (the stop's timeout) with mixed and
 // control-group, then cgroup.kill and the wait again; with kill (sig
 // SIGKILL) at once. A ctx that ends first leaves the tree as it is.
-// Then it removes the cgroup. Under KillMode process, or without a
-// cgroup, there is nothing to do.
-func (c *Set) treeGone(ctx context.Context, r *Result, op string, sig syscall.Signal, expired <-chan struct{}) {
+// Then it removes the cgroup. Without a cgroup, the tree is the node's
+// session, each member SIGKILLed after the timeout. Under KillMode
+// process there is nothing to do. since is a time r's lock holder was gone
+// by: a look at /proc begun then sees all its session has left.
+func (c *Set) treeGone(ctx context.Context, r *Result, op string, sig syscall.Signal, expired <-chan struct{}, since time.Time) {
 	n := r.Node
-	if n.Cgroup == "" || n.KillMode == cgroup.Process || r.HeldBy != 0 {
+	if n.Cgroup == "" && !inSession(n) || n.KillMode == cgroup.Process || r.HeldBy != 0 {
 		// A new instance of the node, started meanwhile, has its cgroup.
 		return
 	}
@@ -139,7 +162,13 @@ func (c *Set) treeGone(ctx context.Context, r *Result, op string, sig syscall.Si
 			case <-done:
 			}
 		}()
-		ok, err := cgroup.WaitEmpty(n.Cgroup, rundir, n.Name, time.Time{}, done)
+		var ok bool
+		var err error
+		if n.Cgroup == "" {
+			ok, err = c.waitSession(n, since, time.Time{}, done)
+		} else {
+			ok, err = cgroup.WaitEmpty(n.Cgroup, rundir, n.Name, time.Time{}, done)
+		}
 		if stop() {
 			close(done)
 		}
@@ -153,7 +182,7 @@ func (c *Set) treeGone(ctx context.Context, r *Result, op string, sig syscall.Si
 		}
 		if ctx.Err() != nil {
 			t, _ := c.lingering(n)
-			r.fail(op, fmt.Errorf("lock released, but %d processes left in cgroup %s: %w", len(t.Procs), n.Cgroup, ctx.Err()))
+			r.fail(op, fmt.Errorf("lock released, but %d processes left in %s: %w", len(t.Procs), c.treeName(n), ctx.Err()))
 			return
 		}
 	}
@@ -177,6 +206,9 @@ func (c *Set) treeGone(ctx context.Context, r *Result, op string, sig syscall.Si
 // lock, so that a start of the node making it again meanwhile keeps it.
 func (c *Set) removeCgroup(r *Result) {
 	n := r.Node
+	if n.Cgroup == "" {
+		return // a session leaves nothing to remove
+	}
 	lk, err := nodes.LockRecord(context.Background(), c.rundir(), n.Name)
 	if err != nil {
 		return // the next command removes it
@@ -190,11 +222,17 @@ func (c *Set) removeCgroup(r *Result) {
 	}
 }
 
-// signalTree sends sig to the rest of r's node's cgroup too, under
-// KillMode control-group.
+// signalTree sends sig to the rest of r's node's cgroup (or session) too,
+// under KillMode control-group.
 func (c *Set) signalTree(r *Result, op string, sig syscall.Signal) {
 	n := r.Node
-	if n.Cgroup == "" || n.KillMode != cgroup.ControlGroup {
+	if n.KillMode != cgroup.ControlGroup {
+		return
+	}
+	if n.Cgroup == "" {
+		if _, err := c.signalSession(n, sig); err != nil {
+			r.fail(op, err)
+		}
 		return
 	}
 	if err := cgroup.Signal(n.Cgroup, c.rundir(), n.Name, sig); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -204,10 +242,11 @@ func (c *Set) signalTree(r *Result, op string, sig syscall.Signal) {
 
 // cleanLingering kills, for stop, stopwait and kill, what is left in the
 // cgroup of a node whose lock nobody holds (r says not running), and with
-// wait waits until it is gone and removes the cgroup.
+// wait waits until it is gone and removes the cgroup. An empty cgroup (its
+// node exited on its own) is removed by each of them.
 func (c *Set) cleanLingering(r *Result, op string, wait bool) {
 	n := r.Node
-	if r.Err != nil || n.Cgroup == "" || n.KillMode == cgroup.Process {
+	if r.Err != nil || n.Cgroup == "" && !inSession(n) || n.KillMode == cgroup.Process {
 		return
 	}
 	t, err := c.lingering(n)
@@ -216,13 +255,17 @@ func (c *Set) cleanLingering(r *Result, op string, wait bool) {
 		return
 	}
 	if !t.Populated {
-		if wait {
-			c.removeCgroup(r)
-		}
+		c.removeCgroup(r)
 		return
 	}
 	if !wait {
-		if err := cgroup.Kill(n.Cgroup, c.rundir(), n.Name); err != nil {
+		var err error
+		if n.Cgroup == "" {
+			_, err = c.signalSession(n, syscall.SIGKILL)
+		} else {
+			err = cgroup.Kill(n.Cgroup, c.rundir(), n.Name)
+		}
+		if err != nil {
 			r.fail(op, err)
 			return
 		}
@@ -247,13 +290,17 @@ type Tree struct {
 	Lingering   bool
 }
 
-// tree is what n's recorded cgroup holds, for its status st.
-func (c *Set) tree(n nodes.Node, st Status) (Tree, error) {
-	if n.Cgroup == "" {
-		return Tree{Containment: cgroup.Session}, nil
-	}
+// tree is what n's recorded cgroup (or session) holds, for its status st,
+// its session seen by a look at /proc begun no earlier than since.
+func (c *Set) tree(n nodes.Node, st Status, since time.Time) (Tree, error) {
 	t := Tree{Containment: cgroup.Cgroup, Cgroup: n.Cgroup}
-	ct, err := c.lingering(n)
+	if n.Cgroup == "" {
+		t.Containment = cgroup.Session
+		if !inSession(n) {
+			return t, nil
+		}
+	}
+	ct, err := c.lingeringSince(n, since)
 	if err != nil {
 		return t, err
 	}
@@ -276,8 +323,13 @@ func dropCgroup(rundir string, n nodes.Node) {
 // lock, costs a stop one look, and no goroutine holding descriptors.
 func (c *Set) treeEmpty(r *Result) bool {
 	n := r.Node
-	if n.KillMode == cgroup.Process || r.HeldBy != 0 {
+	if n.KillMode == cgroup.Process || r.HeldBy != 0 || n.Cgroup == "" && !inSession(n) {
 		return true
+	}
+	if n.Cgroup == "" {
+		// A session is looked at by treeGone: one look at /proc serves
+		// the nodes that ended meanwhile.
+		return false
 	}
 	t, err := c.lingering(n)
 	if err != nil || t.Populated {
@@ -292,4 +344,12 @@ func (c *Set) treeEmpty(r *Result) bool {
 func (c *Set) containment() cgroup.Containment {
 	c.cgOnce.Do(func() { c.cg = cgroup.Detect(c.rundir()) })
 	return c.cg
+}
+
+// treeName names n's tree in messages: its cgroup, or its session.
+func (c *Set) treeName(n nodes.Node) string {
+	if n.Cgroup != "" {
+		return "cgroup " + n.Cgroup
+	}
+	return fmt.Sprintf("session %d", c.recordedProcess(n).PID)
 }

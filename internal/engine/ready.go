@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -85,10 +84,13 @@ func (c *Set) awaitReady(ctx context.Context, n nodes.Node, s *started) error {
 		State() (bool, string, error)
 	}
 	var wake <-chan struct{}
+	run := c.rp != nil
 	switch c := p.Check(); {
 	case s.notify != nil:
 		s.notify.Watch(ch.PID())
-		defer s.notify.Close() // as soon as it is over, not after the last node
+		if !run { // a run reads it on (keepNotify)
+			defer s.notify.Close() // as soon as it is over, not after the last node
+		}
 		said = s.notify
 	case ch.ReadyPipe() != nil:
 		defer ch.ReadyPipe().Close()
@@ -97,10 +99,13 @@ func (c *Set) awaitReady(ctx context.Context, n nodes.Node, s *started) error {
 	if said != nil {
 		wake = said.Wake()
 	}
+	var status string // the node's last STATUS=
 	for delay := time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
 		var last error
 		if said != nil {
-			ok, status, serr := said.State()
+			var ok bool
+			var serr error
+			ok, status, serr = said.State()
 			switch {
 			case serr != nil:
 				return fmt.Errorf("%w (%s): %w; %s", ready.ErrNotReady, n.Ready, serr, ch.Stop(unreadyGrace))
@@ -123,6 +128,13 @@ func (c *Set) awaitReady(ctx context.Context, n nodes.Node, s *started) error {
 				return fmt.Errorf("%w (%s): %w", ready.ErrNotReady, n.Ready, err)
 			}
 			s.checked = true
+			c.recordReady(n, s, status)
+			if c.Detach {
+				// Nothing is left to check: let it go now, not in the
+				// tail after the last node.
+				ch.LetGo(true)
+				s.letGo = true
+			}
 			return nil
 		}
 		if ch.Exited() {
@@ -159,8 +171,8 @@ const statusProbe = 500 * time.Millisecond
 
 // statusReady runs, at once for every running node of out with a check,
 // its check, and sets Ready and ReadyErr. A check that only a start can
-// see pass (notify, fd, log) counts the running node ready: start let it
-// go only once it had passed.
+// see pass (notify, fd, log) counts the running node ready when the start
+// of this very process recorded it so (seenCheck).
 func (c *Set) statusReady(ctx context.Context, out []Status) {
 	var wg sync.WaitGroup
 	for i := range out {
@@ -169,14 +181,18 @@ func (c *Set) statusReady(ctx context.Context, out []Status) {
 			continue
 		}
 		wg.Go(func() {
+			pctx, cancel := context.WithTimeout(ctx, statusProbe)
+			defer cancel()
 			p, err := ready.NewProbe(s.Node, c.nodeEnv(s.Node), -1)
 			if err == nil {
-				pctx, cancel := context.WithTimeout(ctx, statusProbe)
-				err = p.Run(pctx)
-				cancel()
+				if k := p.Check().Kind; k == "notify" || k == "fd" || k == "log" {
+					err = c.seenCheck(pctx, s, k)
+				} else {
+					err = p.Run(pctx)
+				}
 			}
 			switch {
-			case err == nil || errors.Is(err, ready.ErrStartOnly):
+			case err == nil:
 				s.Ready = ReadyYes
 				return
 			case young(s.PID, c.readyTimeout()):

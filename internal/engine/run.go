@@ -4,6 +4,7 @@ import (
 	"context"
 	"syscall"
 
+	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/launch"
 	"github.com/multi-launcher/multi/nodes"
 )
@@ -81,4 +82,15 @@ func (c *Set) RunStopWait(ctx context.Context, ns []nodes.Node) []Result {
 	}
 	c.stopWait(ctx, results, stopOpts{op: "stopwait", sig: c.signal(), timeout: c.stop.Timeout, report: true})
 	return results
+}
+
+// RunKillTree KILLs every process in the cgroup the record of the node
+// named name says it runs in (cgroup.kill), and reports whether it did:
+// false where it has none.
+func (c *Set) RunKillTree(name string) bool {
+	rec, err := nodes.ReadRecord(c.rundir(), name)
+	if err != nil || rec.Cgroup == "" {
+		return false
+	}
+	return cgroup.Kill(rec.Cgroup, c.rundir(), name) == nil
 }

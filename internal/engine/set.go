@@ -49,6 +49,12 @@ type Set struct {
 	// containment).
 	cgOnce sync.Once
 	cg     cgroup.Containment
+	// scanned is the last look at /proc for nodes' sessions, begun at
+	// scanAt, scanTicks after boot (see procs).
+	scanMu    sync.Mutex
+	scanAt    time.Time
+	scanTicks uint64
+	scanned   []nodes.Proc
 }
 
 // StopOptions are package multi's StopOptions, which documents them.

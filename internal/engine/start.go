@@ -105,6 +105,24 @@ func (c *Set) startBatch(ctx context.Context, cg cgroup.Containment, results []R
 	readyDone := c.readyWait(ctx, results, started)
 	c.settleAll(ctx, kids)
 	readyDone()
+	// A node let go as it was ready needs only its result: here, not in
+	// a goroutine of its own. If all were, that is all there is.
+	rest := false
+	for i, s := range started {
+		switch {
+		case s == nil:
+		case s.letGo:
+			word, _ := verb(i)
+			c.finishStart(&results[i], s, word)
+			c.report(&results[i])
+			started[i] = nil
+		default:
+			rest = true
+		}
+	}
+	if !rest {
+		return
+	}
 	c.each(context.WithoutCancel(ctx), results, workers, func(i int, r *Result) {
 		s := started[i]
 		if s == nil {
@@ -124,14 +142,16 @@ type started struct {
 	// its readiness check did not pass.
 	notify   *ready.Notify
 	readyErr error
-	checked  bool // its lock confirmed once it was ready
+	checked  bool          // its lock confirmed once it was ready
+	letGo    bool          // and let go then (a detached start)
+	mine     nodes.Started // its process, as recorded (zero if not)
 }
 
 // finishStart checks a spawned node again once the settle window is over
 // (when there is one) and lets it go.
 func (c *Set) finishStart(r *Result, s *started, verb string) {
 	ch := s.child
-	if s.notify != nil {
+	if s.notify != nil && (c.rp == nil || s.readyErr != nil || !s.checked) {
 		s.notify.Close()
 	}
 	if s.readyErr != nil {
@@ -147,7 +167,12 @@ func (c *Set) finishStart(r *Result, s *started, verb string) {
 			return
 		}
 	}
-	ch.LetGo(c.Detach)
+	if !s.letGo {
+		ch.LetGo(c.Detach)
+	}
+	if s.notify != nil && c.rp != nil && s.checked {
+		c.keepNotify(r.Node, s)
+	}
 	r.PID = ch.PID()
 	r.Outcome = Started
 	switch verb {
@@ -191,7 +216,7 @@ func (c *Set) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *s
 		return nil
 	}
 	defer lk.Unlock()
-	prev, prevStarted, prevErr := nodes.ReadRecordStarted(rundir, n.Name)
+	prev, prevStarted, prevReady, prevErr := nodes.ReadRecordReady(rundir, n.Name)
 	info, infoErr := pidfile.Inspect(n.PidFile)
 	if prevErr == nil && prevStarted.PID > 0 && infoErr == nil {
 		// The recorded process may run without its lock: a second copy
@@ -265,7 +290,7 @@ func (c *Set) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *s
 		}
 		var err error
 		if prevErr == nil {
-			err = nodes.WriteRecordStarted(rundir, prev, prevStarted)
+			err = nodes.WriteRecordReady(rundir, prev, prevStarted, prevReady)
 		} else {
 			err = nodes.RemoveRecord(rundir, n.Name)
 		}
@@ -326,7 +351,7 @@ func (c *Set) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *s
 	// half-written record, and on a tmpfs such as /run it costs nothing.
 	var mine nodes.Started
 	if st, err := pin.Identify(ch.PID()); err == nil {
-		if err := nodes.WriteRecordStarted(rundir, n, st); err != nil {
+		if err := nodes.WriteRecordReady(rundir, n, st, nodes.Readiness{LogOffset: ch.LogOffset()}); err != nil {
 			r.recordErr(fmt.Errorf("could not record the node's process: %w", err))
 		} else {
 			mine = st
@@ -350,5 +375,5 @@ func (c *Set) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *s
 			restore()
 		}
 	}
-	return &started{child: ch, undo: undo, notify: nt}
+	return &started{child: ch, undo: undo, notify: nt, mine: mine}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -19,12 +20,17 @@ type Status struct {
 	// Ready and ReadyErr: see statusReady.
 	Ready    string
 	ReadyErr error
+	// Fatal: why a live multi run gave up on the node (it is down).
+	Fatal string
+	// ReadyStatus: the node's last STATUS= text, as its start recorded.
+	ReadyStatus string
 }
 
 // Status is package multi's Cluster.Status, which documents it.
 func (c *Set) Status(ctx context.Context) ([]Status, error) {
 	out := make([]Status, len(c.Nodes))
 	var errs []error
+	begun := time.Now() // one look at /proc serves every node's session
 	for i, n := range c.Nodes {
 		out[i].Node = n
 		info, err := pidfile.Inspect(n.PidFile)
@@ -41,13 +47,14 @@ func (c *Set) Status(ctx context.Context) ([]Status, error) {
 			out[i].Lost, out[i].Stopping = c.lostProc(ctx, n, info, 0)
 		}
 		if err == nil {
-			out[i].Tree, err = c.tree(n, out[i])
+			out[i].Tree, err = c.tree(n, out[i], begun)
 		}
 		if err != nil {
 			out[i].Err = &NodeError{Node: n.Name, Op: "status", Err: err}
 			errs = append(errs, out[i].Err)
 		}
 	}
+	c.statusFatal(out)
 	c.statusReady(ctx, out)
 	return out, errors.Join(errs...)
 }

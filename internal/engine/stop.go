@@ -243,13 +243,14 @@ func (s *stopWaiter) done(killed bool) func(waiter.Target, error) {
 			if killed && r.Err == nil {
 				r.Outcome = KilledAfterTimeout
 			}
-			if r.Err == nil && r.Node.Cgroup != "" && !s.c.treeEmpty(r) {
+			if r.Err == nil && !s.c.treeEmpty(r) {
+				since := time.Now() // its lock holder is gone by now
 				// Over once its tree is gone too: off the waiter's loop.
 				s.trees.Go(func() {
 					// One tree looked at at a time: each look opens its
 					// folder, beside the waiter's descriptors.
 					s.treeMu.Lock()
-					s.c.treeGone(s.ctx, r, s.op, s.sig, s.expired)
+					s.c.treeGone(s.ctx, r, s.op, s.sig, s.expired, since)
 					s.treeMu.Unlock()
 					s.final(r)
 				})

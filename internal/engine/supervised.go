@@ -41,6 +41,12 @@ func (c *Set) supervisor(name string) int {
 	if err != nil {
 		return 0
 	}
+	return liveRun(b)
+}
+
+// liveRun is the pid of the run a run id names ("PID STARTTICKS INO",
+// see supervisor), 0 if it is not alive or is this process.
+func liveRun(b []byte) int {
 	f := strings.Fields(string(b))
 	if len(f) == 0 {
 		return 0

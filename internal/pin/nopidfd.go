@@ -39,3 +39,9 @@ func WaitLost(ctx context.Context, st nodes.Started) error { return ErrNoPidfd }
 
 // PidfdInoOf: no pidfds here.
 func PidfdInoOf(pid int) (uint64, bool) { return 0, false }
+
+// SignalMember would signal a member of a node's session; without pidfds
+// to pin it with, it is not signalled.
+func SignalMember(m nodes.Proc, st nodes.Started, sig syscall.Signal) (bool, error) {
+	return false, ErrNoPidfd
+}

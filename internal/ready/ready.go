@@ -38,7 +38,13 @@ type Probe struct {
 	// unknown (status).
 	logOff  int64
 	partial []byte
+	// bound, if above 0, is how much of the log one Run reads at most.
+	bound int64
 }
+
+// Bound makes each Run of a log check read at most n bytes of the log:
+// a status that reads it again must not read a huge one whole.
+func (p *Probe) Bound(n int64) { p.bound = n }
 
 // NewProbe returns a Probe of n's check. logOff is the logfile's size
 // before this start (the log check reads only what came after), -1 when
@@ -113,7 +119,11 @@ func (p *Probe) runLog() error {
 	if st.Size() < p.logOff {
 		p.logOff, p.partial = 0, nil // truncated: read it again
 	}
-	r := bufio.NewReader(io.NewSectionReader(f, p.logOff, st.Size()-p.logOff))
+	size := st.Size() - p.logOff
+	if p.bound > 0 && size > p.bound {
+		size = p.bound
+	}
+	r := bufio.NewReader(io.NewSectionReader(f, p.logOff, size))
 	for {
 		line, err := r.ReadSlice('\n')
 		p.logOff += int64(len(line))

@@ -4,8 +4,10 @@ package supervise
 
 import (
 	"context"
+	"errors"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/multi-launcher/multi/internal/pin"
@@ -110,5 +112,26 @@ func (r *run) liveFailed(lt liveTarget, why error) {
 		lt.n.Name, r.o.LiveFailures, why, lt.pid, r.o.OnExit)
 	if _, err := pin.SignalNode(lt.rn.n.PidFile, lt.pid, r.o.Signal, r.o.Group); err != nil {
 		r.logf("%s: %v", lt.n.Name, err)
+	}
+	// One that ignores the signal is KILLed after the stop's timeout, as
+	// the run's own stop does: else it would never be restarted.
+	rn, pid := lt.rn, lt.pid
+	time.AfterFunc(r.o.Timeout, func() { r.post(func() { r.liveKill(rn, pid) }) })
+}
+
+// liveKill KILLs the tree of a node stopped for its liveness check that
+// is still the process stopped, after the stop's timeout: its cgroup
+// (cgroup.kill) where it has one, and its process, the run's own child
+// not yet reaped, so that its pid is still its own. The exit policy then
+// applies as to any exit.
+func (r *run) liveKill(rn *runNode, pid int) {
+	if rn.pid != pid || r.stopping {
+		return
+	}
+	r.logf("%s: still running %s after %s (--timeout); killing its tree (pid %d)",
+		rn.n.Name, r.o.Timeout, pin.SignalName(r.o.Signal), pid)
+	r.h.KillTree(rn.n)
+	if err := r.rp.SignalKid(pid, syscall.SIGKILL); err != nil && !errors.Is(err, pin.ErrNotRunning) {
+		r.logf("%s: %v", rn.n.Name, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/nodes"
@@ -26,6 +27,8 @@ type runFiles struct {
 
 	tagDir  *nodes.Dir
 	tagInfo map[string]fs.FileInfo // each node's run tag, by name
+
+	fatalInfo map[string]fs.FileInfo // each fatal node's mark, by name
 }
 
 // checkReadyFile reaches the ready file's folder, before anything starts,
@@ -90,6 +93,24 @@ func (r *run) tag(rn *runNode) {
 	r.files.tagInfo[rn.n.Name] = st
 }
 
+// markFatal leaves the mark of a node the run gave up on, for a status
+// from another shell (see FatalExt).
+func (r *run) markFatal(rn *runNode, why string) {
+	if r.files.tagDir == nil {
+		return
+	}
+	body := append(runID(), []byte(strings.ReplaceAll(why, "\n", " ")+"\n")...)
+	st, err := r.files.tagDir.Make(rn.n.Name+FatalExt, body, 0o644)
+	if err != nil {
+		r.logf("%s: cannot leave its fatal mark (status will not show it fatal): %v", rn.n.Name, err)
+		return
+	}
+	if r.files.fatalInfo == nil {
+		r.files.fatalInfo = map[string]fs.FileInfo{}
+	}
+	r.files.fatalInfo[rn.n.Name] = st
+}
+
 // tagged reports whether the node's run tag is still the one the run made.
 func (r *run) tagged(name string) bool {
 	return r.files.tagDir != nil && r.files.tagDir.Has(name+TagExt, r.files.tagInfo[name])
@@ -105,6 +126,9 @@ func (r *run) closeFiles() {
 	if d := r.files.tagDir; d != nil {
 		for name, st := range r.files.tagInfo {
 			d.RemoveMade(name+TagExt, st)
+		}
+		for name, st := range r.files.fatalInfo {
+			d.RemoveMade(name+FatalExt, st)
 		}
 		d.Close()
 	}

@@ -32,6 +32,8 @@ func (r *run) crashLoop(rn *runNode, ws syscall.WaitStatus, why error) bool {
 		return false
 	}
 	rn.fatal = true
+	r.markFatal(rn, fmt.Sprintf("restarted %d times within %s (--max-restarts), and exited again (%s)",
+		len(recent), r.o.RestartWindow, launch.DescribeExit(ws)))
 	r.decide(launch.ExitCode(ws), fmt.Errorf("%s: %w (%d times within %s): %w", rn.n.Name, ErrFatal, len(recent), r.o.RestartWindow, why))
 	r.logf("%s: fatal: restarted %d times within %s (--max-restarts), and exited again (%s); left down",
 		rn.n.Name, len(recent), r.o.RestartWindow, launch.DescribeExit(ws))

@@ -67,6 +67,8 @@ func (h host) Exited(n nodes.Node, pid int, ws syscall.WaitStatus, onPurpose boo
 
 func (h host) Fail(n nodes.Node, err error) error { return fmt.Errorf("%s: %w", n.Name, err) }
 
+func (h host) KillTree(n nodes.Node) bool { return false }
+
 // allHost is host with StartAll over ns.
 type allHost struct {
 	host

@@ -38,6 +38,10 @@ type Host interface {
 	Exited(n nodes.Node, pid int, ws syscall.WaitStatus, onPurpose bool) Outcome
 	// Fail is err, the run's failure on n, as the host reports it.
 	Fail(n nodes.Node, err error) error
+	// KillTree KILLs every process of n's tree where n has a cgroup of
+	// its own (cgroup.kill), and reports whether it did: where it has
+	// none, the run KILLs the node's process itself.
+	KillTree(n nodes.Node) bool
 }
 
 // An Outcome is what the host did to one node: the pid it started, the
@@ -111,3 +115,10 @@ var (
 // the exit is seen: no race with the exit, whatever the node's exit code
 // (a celery worker exits 0 on TERM, another program 143).
 const TagExt = ".run"
+
+// FatalExt names the mark a run leaves in the rundir for a node it gave
+// up on (the crash-loop limit, Options.MaxRestarts): RUNDIR/NAME.fatal,
+// the run's id (as in its run tag) on its first line, the reason on the
+// second. A status from another shell shows the node fatal while that
+// run is alive; the run removes the mark as it ends.
+const FatalExt = ".fatal"

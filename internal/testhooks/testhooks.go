@@ -21,8 +21,9 @@ var (
 	// the logfile is opened.
 	StepWait func()
 
-	// BeforePin runs between the lock test that named pid and the pidfd
-	// that pins it, before a signal.
+	// BeforePin runs between the lock test (or the look at /proc, for a
+	// member of a node's session) that named pid and the pidfd that pins
+	// it, before a signal.
 	BeforePin func(pid int)
 	// OnItsWay runs as a stop begins to wait for pid, a process on its
 	// way out that let go of its lock.

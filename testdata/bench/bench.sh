@@ -10,8 +10,12 @@
 # Knobs (environment):
 #   BENCH_NS="1 10 100 500 1000" node counts (add 2000 5000 for the scale run)
 #   BENCH_ROUNDS=3               rounds (each runs every tool on every N)
-#   BENCH_TOOLS="multi multi-settle0 multi-notify s6 start-stop-daemon start-stop-daemon-P supervisord celery"
-#                                (start-stop-daemon-P: xargs -P 2×CPUs; s6: s6-svscan + s6-svlisten)
+#   BENCH_TOOLS="multi multi-settle0 multi-notify multi-session multi-notify-session
+#                multi-ready-notify multi-ready-fd s6 s6-ready start-stop-daemon
+#                start-stop-daemon-P supervisord celery"
+#                                (start-stop-daemon-P: xargs -P 2×CPUs; s6: s6-svscan + s6-svlisten;
+#                                *-session: MULTI_CONTAINMENT=session, no cgroups; *-ready-*:
+#                                nodes that say READY=1 / write to fd 3, s6-ready: notification-fd)
 #   BENCH_DIR=                   where the runs' files go (default /dev/shm, a tmpfs)
 #   BENCH_DISK_DIR=              a disk filesystem for a second pass with every tool
 #                                but celery (default: /var/tmp or /tmp, the first
@@ -30,6 +34,21 @@
 #   BENCH_INSTALL=1              install missing peers with apt-get (0: fail instead)
 #   BENCH_OUT=testdata/bench/out results.tsv, table.md, gobench.txt, bench.png
 #   BENCH_PNG=                   where to write the plot (default BENCH_OUT/bench.png)
+#   BENCH_TAIL_NS="1 100 1000"   the ready tail (issue 22): last node's READY=1 to
+#                                start's return ("" skips it)
+#   BENCH_TAIL_ROUNDS=5          its rounds (the target is a median of 5)
+#   BENCH_TAIL_MODES="notify fd:3"  its --ready checks
+#   BENCH_TAIL_GAPS="0 1ms"      its readies: 0 all at once, else one every gap
+#
+# Quick modes, for just the rows of issues 21 and 22 (each about 2-3 minutes
+# on a quiet machine; no Go benchmarks, no disk or cost pass, only s6 of the
+# peers, nothing to install but s6); either or both:
+#   BENCH_READY=1   the ready tail (--ready=notify only unless BENCH_TAIL_MODES
+#                   says more), and start of BENCH_NS (default 1000) with
+#                   --ready=notify and --ready=fd:3 against s6 with notification-fd
+#   BENCH_CGROUP=1  start and stopwait of BENCH_NS (default "1 1000") with a
+#                   cgroup per node (as root, the default) against
+#                   MULTI_CONTAINMENT=session, poll and --wait=notify
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -53,14 +72,35 @@ trap 'exit 130' INT TERM HUP
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
 
+# --- quick modes -----------------------------------------------------------
+quick=
+quick_tools=
+if [[ ${BENCH_READY:-0} == 1 ]]; then
+  quick=1
+  quick_tools+=" multi-ready-notify multi-ready-fd s6-ready"
+fi
+if [[ ${BENCH_CGROUP:-0} == 1 ]]; then
+  quick=1
+  quick_tools+=" multi multi-session multi-notify multi-notify-session"
+fi
+if [[ -n $quick ]]; then
+  # Set but empty (BENCH_NS= or BENCH_TOOLS=): none, e.g. the tail alone.
+  : "${BENCH_TOOLS=${quick_tools# }}"
+  if [[ ${BENCH_READY:-0} == 1 ]]; then : "${BENCH_NS=1000}"; else : "${BENCH_NS=1 1000}"; fi
+  : "${BENCH_GO:=0}" "${BENCH_DISK_DIR=}" "${BENCH_COST_N:=0}"
+  if [[ ${BENCH_READY:-0} == 1 ]]; then : "${BENCH_TAIL_MODES:=notify}"; else : "${BENCH_TAIL_NS=}"; fi
+fi
+
 # --- the peers, from Debian's packages --------------------------------------
 missing=()
 command -v start-stop-daemon >/dev/null || missing+=(dpkg)
 [[ -x /usr/bin/s6-svscan && -x /usr/bin/s6-svlisten && -x /usr/bin/s6-ftrig-listen ]] || missing+=(s6)
-[[ -x /usr/bin/supervisord && -x /usr/bin/supervisorctl ]] || missing+=(supervisor)
-/usr/bin/python3 -c 'import celery' 2>/dev/null || missing+=(python3-celery)
-[[ -x /usr/bin/celery ]] || missing+=(celery)
-command -v gnuplot >/dev/null || missing+=(gnuplot-nox)
+if [[ -z $quick ]]; then
+  [[ -x /usr/bin/supervisord && -x /usr/bin/supervisorctl ]] || missing+=(supervisor)
+  /usr/bin/python3 -c 'import celery' 2>/dev/null || missing+=(python3-celery)
+  [[ -x /usr/bin/celery ]] || missing+=(celery)
+  command -v gnuplot >/dev/null || missing+=(gnuplot-nox)
+fi
 if ((${#missing[@]})); then
   if [[ ${BENCH_INSTALL:-1} == 0 || $(id -u) != 0 ]] || ! command -v apt-get >/dev/null; then
     echo "bench: missing ${missing[*]}; install them (apt-get install ${missing[*]}) or run as root with apt" >&2
@@ -87,6 +127,7 @@ if [[ -z $multi ]]; then
 fi
 multi=$(realpath "$multi")
 go build -o "$out/driver" ./testdata/bench/driver
+CGO_ENABLED=0 go build -o "$out/readynode" ./testdata/bench/readynode
 
 bench_dir=${BENCH_DIR:-}
 if [[ -z $bench_dir ]]; then
@@ -135,11 +176,11 @@ if [[ ${BENCH_GO:-1} != 0 ]]; then
 fi
 
 # --- multi and the peers ----------------------------------------------------
-tools=${BENCH_TOOLS:-multi multi-settle0 multi-notify s6 start-stop-daemon start-stop-daemon-P supervisord celery}
+tools=${BENCH_TOOLS-multi multi-settle0 multi-notify multi-session multi-notify-session multi-ready-notify multi-ready-fd s6 s6-ready start-stop-daemon start-stop-daemon-P supervisord celery}
 say "multi and its peers (N: ${BENCH_NS:-1 10 100 500 1000}; disk ${disk_dir:-none}: ${BENCH_DISK_NS:-1 500 1000}; rounds: ${BENCH_ROUNDS:-3})"
 "$out/driver" \
   -multi "$multi" \
-  -n "${BENCH_NS:-1 10 100 500 1000}" \
+  -n "${BENCH_NS-1 10 100 500 1000}" \
   -rounds "${BENCH_ROUNDS:-3}" \
   -tools "${tools// /,}" \
   -dir "$bench_dir" \
@@ -150,6 +191,10 @@ say "multi and its peers (N: ${BENCH_NS:-1 10 100 500 1000}; disk ${disk_dir:-no
   -celery-rounds "${BENCH_CELERY_ROUNDS:-1}" \
   -cost-n "${BENCH_COST_N:-1000}" \
   -cost-delay "${BENCH_COST_DELAY:-10s}" \
+  -tail-ns "${BENCH_TAIL_NS-1 100 1000}" \
+  -tail-rounds "${BENCH_TAIL_ROUNDS:-5}" \
+  -tail-modes "${BENCH_TAIL_MODES:-notify fd:3}" \
+  -tail-gaps "${BENCH_TAIL_GAPS:-0 1ms}" \
   -app testdata/bench \
   -out "$out" \
   -png "${BENCH_PNG:-$out/bench.png}" &

@@ -31,11 +31,11 @@ var (
 	flagMulti        = flag.String("multi", "bin/multi", "the multi binary")
 	flagNs           = flag.String("n", "1,10,100,500,1000", "node counts, comma or space separated")
 	flagRounds       = flag.Int("rounds", 3, "rounds; each round runs every tool on every N, interleaved")
-	flagTools        = flag.String("tools", "multi,multi-settle0,multi-notify,s6,start-stop-daemon,start-stop-daemon-P,supervisord,celery", "tools to run")
+	flagTools        = flag.String("tools", "multi,multi-settle0,multi-notify,multi-session,multi-notify-session,multi-ready-notify,multi-ready-fd,s6,s6-ready,start-stop-daemon,start-stop-daemon-P,supervisord,celery", "tools to run")
 	flagDir          = flag.String("dir", "", "folder for the runs' pidfiles and logs (default: /dev/shm if it is a tmpfs, else the temp dir)")
 	flagDiskDir      = flag.String("disk-dir", "", "if set, also run -disk-ns on this (disk) filesystem")
 	flagDiskNs       = flag.String("disk-ns", "1,500,1000", "node counts for the disk pass")
-	flagDiskTools    = flag.String("disk-tools", "", "tools for the disk pass (default: -tools without celery)")
+	flagDiskTools    = flag.String("disk-tools", "", "tools for the disk pass (default: -tools without celery and the readiness rows)")
 	flagCeleryMax    = flag.Int("celery-max", 100, "largest N for celery multi (each worker is a ~40 MiB Python process)")
 	flagCeleryRounds = flag.Int("celery-rounds", 1, "rounds for celery multi (it sleeps 2s between polls)")
 	flagCostN        = flag.Int("cost-n", 1000, "nodes for the cost pass (nodes that take -cost-delay to stop); 0 skips it")
@@ -47,6 +47,11 @@ var (
 	flagSettle       = flag.Duration("settle", 300*time.Millisecond, "pause after start, before stopwait")
 	flagPar          = flag.Int("par", 0, "parallel calls of start-stop-daemon -P and of s6-svc (default: 2 × CPUs)")
 	flagS6Dir        = flag.String("s6-dir", "/dev/shm", "tmpfs folder for s6's scan directories")
+	flagTailNs       = flag.String("tail-ns", "1,100,1000", "node counts of the ready tail (last READY=1 to start's return); empty skips it")
+	flagReadyNode    = flag.String("readynode", "", "the readiness rows' node program, testdata/bench/readynode built (default: readynode beside the driver)")
+	flagTailRounds   = flag.Int("tail-rounds", 5, "rounds of the ready tail")
+	flagTailModes    = flag.String("tail-modes", "notify,fd:3", "the --ready checks of the ready tail")
+	flagTailGaps     = flag.String("tail-gaps", "0,1ms", "the ready tail's spacing of the nodes' readies: 0 all at once, else one every gap")
 )
 
 func main() {
@@ -124,7 +129,12 @@ func mainErr() (code int) {
 	}
 	self, _ := os.Executable()
 	appDir, _ := filepath.Abs(*flagAppDir)
-	limits := raiseLimits(maxOf(parseNs(*flagNs)) + maxOf(parseNs(*flagDiskNs)) + *flagCostN)
+	readyBin := *flagReadyNode
+	if readyBin == "" {
+		readyBin = filepath.Join(filepath.Dir(self), "readynode")
+	}
+	readyBin, _ = filepath.Abs(readyBin)
+	limits := raiseLimits(max(maxOf(parseNs(*flagNs))+maxOf(parseNs(*flagDiskNs))+*flagCostN, maxOf(parseNs(*flagTailNs))))
 
 	par := *flagPar
 	if par <= 0 {
@@ -142,10 +152,18 @@ func mainErr() (code int) {
 		fmt.Fprintf(os.Stderr, "driver: warning: s6's scan directories are on %s, not tmpfs\n", fs)
 	}
 	tools := map[string]tool{
-		"multi":               multiTool("multi", multiBin, nil, nil),
-		"multi-settle0":       multiTool("multi --settle=0", multiBin, []string{"--settle=0"}, nil),
-		"multi-notify":        multiTool("multi --wait=notify", multiBin, nil, []string{"--wait=notify"}),
-		"s6":                  s6Tool(s6Base, par),
+		"multi":         multiTool("multi", multiBin, nil, nil),
+		"multi-settle0": multiTool("multi --settle=0", multiBin, []string{"--settle=0"}, nil),
+		"multi-notify":  multiTool("multi --wait=notify", multiBin, nil, []string{"--wait=notify"}),
+		// cgroup rows (issue 21): multi without cgroups, as a user who
+		// cannot make one gets it.
+		"multi-session":        multiTool("multi session", multiBin, nil, nil, "MULTI_CONTAINMENT=session"),
+		"multi-notify-session": multiTool("multi --wait=notify session", multiBin, nil, []string{"--wait=notify"}, "MULTI_CONTAINMENT=session"),
+		// readiness rows (issue 22): nodes that say they are ready.
+		"multi-ready-notify":  withNode(multiTool("multi --ready=notify", multiBin, []string{"--ready=notify"}, nil), readyBin),
+		"multi-ready-fd":      withNode(multiTool("multi --ready=fd:3", multiBin, []string{"--ready=fd:3"}, nil), readyBin, "-fd", "3"),
+		"s6":                  s6Tool(s6Base, par, false),
+		"s6-ready":            withNode(s6Tool(s6Base, par, true), readyBin, "-fd", "3"),
 		"start-stop-daemon":   ssdTool(0),
 		"start-stop-daemon-P": ssdTool(par),
 		"supervisord":         supervisordTool(),
@@ -168,7 +186,9 @@ func mainErr() (code int) {
 	if diskTools == "" {
 		var ts []string
 		for _, t := range splitList(*flagTools) {
-			if t != "celery" {
+			// The readiness rows measure the wait for READY=1, not the
+			// folder: the tmpfs pass has them.
+			if t != "celery" && !strings.Contains(t, "-ready") {
 				ts = append(ts, t)
 			}
 		}
@@ -190,6 +210,20 @@ func mainErr() (code int) {
 		fmt.Fprintf(os.Stderr, "driver: disk pass in %s (%s)\n", disk, fsType(disk))
 		rows = append(rows, section("disk", disk, parseNs(*flagDiskNs), *flagRounds, pick(diskTools), sleep, false)...)
 	}
+	var tails []tailRow
+	if ns := parseNs(*flagTailNs); len(ns) > 0 {
+		fmt.Fprintf(os.Stderr, "driver: ready tail in %s\n", base)
+		var gaps []time.Duration
+		for _, g := range splitList(*flagTailGaps) {
+			d, err := time.ParseDuration(g)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "driver: -tail-gaps: %v\n", err)
+				return 2
+			}
+			gaps = append(gaps, d)
+		}
+		tails = readyTail(multiBin, readyBin, base, ns, *flagTailRounds, splitList(*flagTailModes), gaps)
+	}
 	if *flagCostN > 0 {
 		slow := []string{self, "slownode", flagCostDelay.String()}
 		rows = append(rows, section("cost", base, []int{*flagCostN}, 1, pick(*flagCostTools), slow, true)...)
@@ -203,14 +237,28 @@ func mainErr() (code int) {
 	m := collectMeta(multiBin, base, *flagDiskDir, s6Base, limits, resolved, time.Since(began))
 	writeTSV(filepath.Join(*flagOut, "results.tsv"), rows, m)
 	var md strings.Builder
-	report(&md, rows, m, *flagDiskDir)
+	if len(rows) > 0 {
+		report(&md, rows, m, *flagDiskDir)
+	} else {
+		fmt.Fprintf(&md, "## readiness and cgroup rows, %s\n\n", m.date.Format("2006-01-02 15:04 MST"))
+		for _, l := range m.lines() {
+			fmt.Fprintf(&md, "- %s\n", l)
+		}
+		fmt.Fprintln(&md)
+	}
+	reportReady(&md, rows, tails)
+	if len(tails) > 0 {
+		writeTailTSV(filepath.Join(*flagOut, "tail.tsv"), tails, m)
+	}
 	os.WriteFile(filepath.Join(*flagOut, "table.md"), []byte(md.String()), 0o644)
 	fmt.Print(md.String())
 	png := *flagPNG
 	if png == "" {
 		png = filepath.Join(*flagOut, "bench.png")
 	}
-	if err := plot(rows, *flagOut, png); err != nil {
+	if len(rows) == 0 {
+		// only the ready tail: nothing to plot
+	} else if err := plot(rows, *flagOut, png); err != nil {
 		fmt.Fprintln(os.Stderr, "driver: plot:", err)
 	} else {
 		fmt.Fprintf(os.Stderr, "driver: plot written to %s\n", png)
@@ -220,7 +268,18 @@ func mainErr() (code int) {
 			return 1
 		}
 	}
+	for _, r := range tails {
+		if r.err != "" {
+			return 1
+		}
+	}
 	return 0
+}
+
+// withNode gives t its own node argv.
+func withNode(t tool, argv ...string) tool {
+	t.node = argv
+	return t
 }
 
 // A row is one measured run.
@@ -264,7 +323,11 @@ func section(name, base string, ns []int, rounds int, tools []tool, node []strin
 					return rows
 				}
 				dir := filepath.Join(base, fmt.Sprintf("%s-%s-n%d-r%d", name, slug(t.name), n, round))
-				r := measure(t, &job{n: n, dir: dir, node: node, slow: slow})
+				argv := node
+				if t.node != nil {
+					argv = t.node
+				}
+				r := measure(t, &job{n: n, dir: dir, node: argv, slow: slow})
 				r.section, r.fs, r.round = name, fs, round
 				rows = append(rows, r)
 				status := "ok"
@@ -302,6 +365,9 @@ func measure(t tool, j *job) (r row) {
 			if r.err == "" {
 				r.err = fmt.Sprintf("%d processes left running", n)
 			}
+		}
+		if err := cgroupLeft(j.dir); err != nil && r.err == "" {
+			r.err = err.Error()
 		}
 	}()
 	if err != nil {

@@ -32,6 +32,7 @@ type exit struct {
 	status syscall.WaitStatus
 	rusage syscall.Rusage
 	end    time.Time
+	mono   int64 // CLOCK_MONOTONIC (ns) of end, read right after wait4
 	hwm    int64 // KiB, sampled; see maxRSSKiB
 }
 
@@ -96,7 +97,7 @@ func reapLoop() {
 			time.Sleep(time.Millisecond)
 			continue
 		}
-		e := exit{status: ws, rusage: ru, end: time.Now()}
+		e := exit{status: ws, rusage: ru, mono: mono(), end: time.Now()}
 		// start holds the lock from fork until the pid is registered, so
 		// a child that dies at once is still delivered.
 		reap.Lock()
@@ -283,9 +284,24 @@ func run(argv []string, o spawnOpts) (exit, time.Duration, string, error) {
 	e := p.wait()
 	out := p.output()
 	if err := e.err(); err != nil {
-		return e, e.end.Sub(p.begin), out, fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, lastLines(out, 5))
+		return e, e.end.Sub(p.begin), out, fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, failedLines(out, 5))
 	}
 	return e, e.end.Sub(p.begin), out, nil
+}
+
+// failedLines is the first n lines of s that say FAILED, or its last n
+// lines if none does.
+func failedLines(s string, n int) string {
+	var failed []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, "FAILED") && len(failed) < n {
+			failed = append(failed, l)
+		}
+	}
+	if len(failed) == 0 {
+		return lastLines(s, n)
+	}
+	return strings.Join(failed, " | ")
 }
 
 func lastLines(s string, n int) string {

@@ -105,7 +105,8 @@ func summarize(rows []row) []cell {
 	}
 	sectionRank := map[string]int{"main": 0, "disk": 1, "cost": 2}
 	rank := func(t string) int {
-		return map[string]int{"multi": 0, "multi --settle=0": 1, "multi --wait=notify": 2, "s6": 3, "start-stop-daemon -P": 4, "start-stop-daemon": 5, "supervisord": 6, "celery multi": 7}[t]
+		return map[string]int{"multi": 0, "multi --settle=0": 1, "multi --wait=notify": 2, "s6": 3, "start-stop-daemon -P": 4, "start-stop-daemon": 5, "supervisord": 6, "celery multi": 7,
+			"multi session": 8, "multi --wait=notify session": 9, "multi --ready=notify": 10, "multi --ready=fd:3": 11, "s6 notification-fd": 12}[t]
 	}
 	sort.SliceStable(order, func(i, j int) bool {
 		a, b := order[i], order[j]

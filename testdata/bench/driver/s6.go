@@ -54,9 +54,17 @@ type s6State struct {
 	ticks0 int64
 }
 
-func s6Tool(scanBase string, par int) tool {
+// s6Tool is s6; with ready, "s6 notification-fd": each service directory
+// has a notification-fd file (3), its node writes a line there when ready
+// (see readyNode), and start waits for every service to be up and ready
+// (event U instead of u).
+func s6Tool(scanBase string, par int, ready bool) tool {
+	name, event := "s6", " u"
+	if ready {
+		name, event = "s6 notification-fd", " U"
+	}
 	return tool{
-		name: "s6",
+		name: name,
 		start: func(r *job) (*started, error) {
 			st := &s6State{scan: filepath.Join(scanBase, filepath.Base(r.dir))}
 			s := &started{state: st}
@@ -92,10 +100,15 @@ func s6Tool(scanBase string, par int) tool {
 				if err := os.WriteFile(filepath.Join(svc, "run"), []byte(run), 0o755); err != nil {
 					return s, err
 				}
+				if ready {
+					if err := os.WriteFile(filepath.Join(svc, "notification-fd"), []byte("3\n"), 0o644); err != nil {
+						return s, err
+					}
+				}
 				if err := mkFifodir(filepath.Join(svc, "event")); err != nil {
 					return s, err
 				}
-				argv = append(argv, " "+svc+"/event", " u")
+				argv = append(argv, " "+svc+"/event", event)
 			}
 			argv = append(argv, "", "s6-svscanctl", "-a", st.scan)
 			e, _, _, err := run(argv, spawnOpts{env: peerEnv(), capture: true, sample: true})

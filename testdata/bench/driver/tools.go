@@ -46,6 +46,9 @@ type tool struct {
 	// 0 means no bound.
 	maxN   int
 	rounds int // 0 means every round
+	// node, if set, is the node's argv for this tool instead of the
+	// section's (the readiness rows run a node that says it is ready).
+	node   []string
 	start  func(r *job) (*started, error)
 	stop   func(r *job, s *started) (*stopped, error)
 	finish func(r *job, s *started) // tears down what start set up; may be nil
@@ -125,9 +128,10 @@ func confirmedWall(begin, returned, confirmed time.Time, firstTry bool) time.Dur
 	return confirmed.Sub(begin)
 }
 
-// multiTool is multi: `multi start N -- CMD`, then `multi stopwait`.
-func multiTool(name, bin string, startFlags, stopFlags []string) tool {
-	env := func(r *job) []string { return append(os.Environ(), "MULTI_RUNDIR="+r.dir) }
+// multiTool is multi: `multi start N -- CMD`, then `multi stopwait`, with
+// extraEnv in their environment.
+func multiTool(name, bin string, startFlags, stopFlags []string, extraEnv ...string) tool {
+	env := func(r *job) []string { return append(append(os.Environ(), extraEnv...), "MULTI_RUNDIR="+r.dir) }
 	return tool{
 		name: name,
 		start: func(r *job) (*started, error) {
