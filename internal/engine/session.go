@@ -18,12 +18,28 @@ func inSession(n nodes.Node) bool {
 	return n.Cgroup == "" && n.KillMode != cgroup.Process
 }
 
+// procScan is one look at /proc: every process, ordered by pid, and the
+// same by session id, so that a node's members are found without a walk
+// over every process for each node.
+type procScan struct {
+	all      []nodes.Proc
+	sessions map[int][]nodes.Proc
+}
+
+func newProcScan(ps []nodes.Proc) *procScan {
+	s := &procScan{all: ps, sessions: make(map[int][]nodes.Proc)}
+	for _, p := range ps {
+		s.sessions[p.Session] = append(s.sessions[p.Session], p)
+	}
+	return s
+}
+
 // procs returns one look at /proc begun no earlier than since: the nodes
 // of one call share it, as many nodes ended at once look at once.
-func (c *Set) procs(since time.Time) ([]nodes.Proc, error) {
+func (c *Set) procs(since time.Time) (*procScan, error) {
 	c.scanMu.Lock()
 	defer c.scanMu.Unlock()
-	if !c.scanAt.IsZero() && !c.scanAt.Before(since) {
+	if c.scanned != nil && !c.scanAt.Before(since) {
 		return c.scanned, nil
 	}
 	at, ticks := time.Now(), nodes.NowTicks()
@@ -31,8 +47,8 @@ func (c *Set) procs(since time.Time) ([]nodes.Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.scanAt, c.scanTicks, c.scanned = at, ticks, ps
-	return ps, nil
+	c.scanAt, c.scanTicks, c.scanned = at, ticks, newProcScan(ps)
+	return c.scanned, nil
 }
 
 // procsAfter returns a look at /proc that began after st's process had
@@ -42,14 +58,14 @@ func (c *Set) procs(since time.Time) ([]nodes.Proc, error) {
 // look's listing and its read of the process's own entry). The last look
 // serves when it is one: the nodes a start finds down, stopped before it
 // began, share it.
-func (c *Set) procsAfter(st nodes.Started) ([]nodes.Proc, error) {
+func (c *Set) procsAfter(st nodes.Started) (*procScan, error) {
 	c.scanMu.Lock()
-	ps, ticks := c.scanned, c.scanTicks
+	scan, ticks := c.scanned, c.scanTicks
 	c.scanMu.Unlock()
-	if ticks > st.StartTicks && st.StartTicks != 0 {
-		_, live := slices.BinarySearchFunc(ps, st.PID, func(p nodes.Proc, pid int) int { return p.PID - pid })
+	if scan != nil && ticks > st.StartTicks && st.StartTicks != 0 {
+		_, live := slices.BinarySearchFunc(scan.all, st.PID, func(p nodes.Proc, pid int) int { return p.PID - pid })
 		if !live {
-			return ps, nil
+			return scan, nil
 		}
 	}
 	return c.procs(time.Now())
@@ -64,12 +80,12 @@ func (c *Set) session(n nodes.Node, since time.Time) ([]nodes.Proc, nodes.Starte
 	if st.PID == 0 {
 		return nil, st, nil
 	}
-	var ps []nodes.Proc
+	var scan *procScan
 	var err error
 	if since.IsZero() {
-		ps, err = c.procsAfter(st)
+		scan, err = c.procsAfter(st)
 	} else {
-		ps, err = c.procs(since)
+		scan, err = c.procs(since)
 	}
 	if errors.Is(err, errors.ErrUnsupported) {
 		return nil, st, nil // no /proc: the lock holder alone
@@ -77,7 +93,7 @@ func (c *Set) session(n nodes.Node, since time.Time) ([]nodes.Proc, nodes.Starte
 	if err != nil {
 		return nil, st, err
 	}
-	return pin.Members(ps, st), st, nil
+	return pin.Members(scan.sessions[st.PID], st), st, nil
 }
 
 // sessionTree is what n's session holds, as a look at /proc begun no

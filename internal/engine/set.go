@@ -54,7 +54,7 @@ type Set struct {
 	scanMu    sync.Mutex
 	scanAt    time.Time
 	scanTicks uint64
-	scanned   []nodes.Proc
+	scanned   *procScan
 }
 
 // StopOptions are package multi's StopOptions, which documents them.
