@@ -272,6 +272,16 @@ var (
 // the rundir's folder above it if that is empty too. A populated folder
 // is never removed (the kernel refuses it too).
 func Remove(path, rundir, name string) error {
+	if err := RemoveNode(path, rundir, name); err != nil {
+		return err
+	}
+	RemoveParent(filepath.Dir(path))
+	return nil
+}
+
+// RemoveNode is [Remove] without the rundir's folder: a stop of many
+// nodes removes that once, at its end ([RemoveParent]).
+func RemoveNode(path, rundir, name string) error {
 	if err := Check(path, rundir, name); err != nil {
 		return err
 	}
@@ -289,7 +299,8 @@ func Remove(path, rundir, name string) error {
 		return fmt.Errorf("cgroup: %w", err)
 	}
 	defer d.Close()
-	if t, err := Read(path, rundir, name); err == nil && t.Populated {
+	if full, err := Populated(path, rundir, name); err == nil && full {
+		t, _ := Read(path, rundir, name)
 		return fmt.Errorf("cgroup %s: %d processes left; not removed", path, len(t.Procs))
 	}
 	// In use (a start of the node makes it again): that start's node
@@ -297,8 +308,23 @@ func Remove(path, rundir, name string) error {
 	if err := removeIdle(int(d.File().Fd()), name); err != nil && err != unix.ENOENT && err != errInUse {
 		return fmt.Errorf("cgroup %s: %w", path, err)
 	}
-	RemoveParent(parent)
 	return nil
+}
+
+// Populated reports whether a process is left in the node's cgroup at
+// path, from its cgroup.events alone; fs.ErrNotExist when there is no
+// such folder.
+func Populated(path, rundir, name string) (bool, error) {
+	f, err := openNode(path, rundir, name)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	ev, err := readIn(f, "cgroup.events")
+	if err != nil {
+		return false, fmt.Errorf("cgroup %s: %w", path, err)
+	}
+	return bytes.Contains(ev, []byte("populated 1")), nil
 }
 
 // RemoveParent removes the rundir's cgroup folder at parent when no node

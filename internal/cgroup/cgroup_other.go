@@ -53,6 +53,12 @@ func WaitEmpty(path, rundir, name string, deadline time.Time, done <-chan struct
 // Remove does nothing off Linux.
 func Remove(path, rundir, name string) error { return nil }
 
+// RemoveNode does nothing off Linux.
+func RemoveNode(path, rundir, name string) error { return nil }
+
+// Populated reports no process left: off Linux there are no cgroups.
+func Populated(path, rundir, name string) (bool, error) { return false, nil }
+
 // RemoveParent does nothing off Linux.
 func RemoveParent(parent string) {}
 

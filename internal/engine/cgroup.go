@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -177,7 +179,7 @@ func (c *Set) treeGone(ctx context.Context, r *Result, op string, sig syscall.Si
 			return
 		}
 		if ok {
-			c.removeCgroup(r)
+			c.removeCgroup(r, true)
 			return
 		}
 		if ctx.Err() != nil {
@@ -203,8 +205,10 @@ func (c *Set) treeGone(ctx context.Context, r *Result, op string, sig syscall.Si
 }
 
 // removeCgroup removes r's node's emptied cgroup, under the node's record
-// lock, so that a start of the node making it again meanwhile keeps it.
-func (c *Set) removeCgroup(r *Result) {
+// lock, so that a start of the node making it again meanwhile keeps it;
+// and the rundir's folder once empty, unless the caller does that at its
+// end (leaveParent: a stop of many nodes, see removeParents).
+func (c *Set) removeCgroup(r *Result, leaveParent bool) {
 	n := r.Node
 	if n.Cgroup == "" {
 		return // a session leaves nothing to remove
@@ -217,8 +221,33 @@ func (c *Set) removeCgroup(r *Result) {
 	if rec, err := nodes.ReadRecord(c.rundir(), n.Name); err == nil && rec.Cgroup != n.Cgroup {
 		return
 	}
-	if err := cgroup.Remove(n.Cgroup, c.rundir(), n.Name); err != nil {
+	remove := cgroup.Remove
+	if leaveParent {
+		remove = cgroup.RemoveNode
+	}
+	if err := remove(n.Cgroup, c.rundir(), n.Name); err != nil {
 		r.recordErr(err)
+	}
+}
+
+// cgroupParents returns the rundir's cgroup folders of results' nodes,
+// read before a stop begins: a restart starts nodes again, in the same
+// results, while the stop goes on.
+func cgroupParents(results []Result) []string {
+	var out []string
+	for i := range results {
+		if cg := results[i].Node.Cgroup; cg != "" && !slices.Contains(out, filepath.Dir(cg)) {
+			out = append(out, filepath.Dir(cg))
+		}
+	}
+	return out
+}
+
+// removeParents removes those of parents that are left empty: once for a
+// stop of many nodes, not once per node.
+func removeParents(parents []string) {
+	for _, p := range parents {
+		cgroup.RemoveParent(p)
 	}
 }
 
@@ -255,7 +284,7 @@ func (c *Set) cleanLingering(r *Result, op string, wait bool) {
 		return
 	}
 	if !t.Populated {
-		c.removeCgroup(r)
+		c.removeCgroup(r, wait)
 		return
 	}
 	if !wait {
@@ -331,11 +360,15 @@ func (c *Set) treeEmpty(r *Result) bool {
 		// the nodes that ended meanwhile.
 		return false
 	}
-	t, err := c.lingering(n)
-	if err != nil || t.Populated {
+	// cgroup.events alone: a stop of many nodes looks at each.
+	full, err := cgroup.Populated(n.Cgroup, c.rundir(), n.Name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	if err != nil || full {
 		return false // treeGone waits, kills and says why
 	}
-	c.removeCgroup(r)
+	c.removeCgroup(r, true)
 	return true
 }
 

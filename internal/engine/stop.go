@@ -80,6 +80,8 @@ func (c *Set) stopWait(ctx context.Context, results []Result, o stopOpts) {
 		return // a node twice would be waited for under one path
 	}
 	s := &stopWaiter{c: c, stopOpts: o, byPath: map[string]*Result{}, released: map[string]bool{}, ctx: ctx, expired: make(chan struct{})}
+	// Last, once every node's cgroup is removed.
+	defer removeParents(cgroupParents(results))
 	// Each folder of pidfiles is reached once; every pidfile in it is
 	// opened, tested and removed relative to it.
 	s.dirs = pidfile.NewFolders()

@@ -3,6 +3,7 @@
 package supervise
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -109,6 +110,14 @@ func (r *run) markFatal(rn *runNode, why string) {
 		r.files.fatalInfo = map[string]fs.FileInfo{}
 	}
 	r.files.fatalInfo[rn.n.Name] = st
+	// A status from another shell finds the node by its record, which a
+	// start that failed at once removed again (or never left): the node
+	// is recorded, without a process.
+	if _, err := nodes.ReadRecord(r.o.RunDir, rn.n.Name); errors.Is(err, fs.ErrNotExist) {
+		if err := nodes.WriteRecord(r.o.RunDir, rn.n); err != nil {
+			r.logf("%s: cannot record it (status will not know it): %v", rn.n.Name, err)
+		}
+	}
 }
 
 // tagged reports whether the node's run tag is still the one the run made.
