@@ -24,7 +24,7 @@ var (
 // race detector.
 func production(t *testing.T) string {
 	prodOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "multi-prod")
+		dir, err := buildDir("multi-prod")
 		if err != nil {
 			prodErr = err
 			return

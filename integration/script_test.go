@@ -40,7 +40,34 @@ type sweptM struct{ m *testing.M }
 func (s sweptM) Run() int {
 	sweep := testutil.SweepCgroups()
 	defer sweep()
+	defer removeBuilds()
 	return s.m.Run()
+}
+
+// builds are the folders of the programs the tests built (binary,
+// production), removed once the tests are over.
+var (
+	buildsMu sync.Mutex
+	builds   []string
+)
+
+// buildDir makes a folder for built programs, removed by removeBuilds.
+func buildDir(pattern string) (string, error) {
+	dir, err := os.MkdirTemp("", pattern)
+	if err == nil {
+		buildsMu.Lock()
+		builds = append(builds, dir)
+		buildsMu.Unlock()
+	}
+	return dir, err
+}
+
+func removeBuilds() {
+	buildsMu.Lock()
+	defer buildsMu.Unlock()
+	for _, d := range builds {
+		os.RemoveAll(d)
+	}
 }
 
 var (
@@ -59,7 +86,7 @@ var (
 // fakenode.
 func binary(t *testing.T) string {
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "multi-bin")
+		dir, err := buildDir("multi-bin")
 		if err != nil {
 			buildErr = err
 			return
