@@ -92,6 +92,10 @@ func Join(dirfd int) error {
 }
 
 // readIn reads the file name in the folder f.
+// readInHook, when set (by a test), runs in readIn between opening a
+// file of the folder and reading it.
+var readInHook func(name string)
+
 func readIn(f *os.File, name string) ([]byte, error) {
 	fd, err := unix.Openat(int(f.Fd()), name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
@@ -99,8 +103,16 @@ func readIn(f *os.File, name string) ([]byte, error) {
 	}
 	g := os.NewFile(uintptr(fd), name)
 	defer g.Close()
+	if readInHook != nil {
+		readInHook(name)
+	}
 	var b bytes.Buffer
 	_, err = b.ReadFrom(g)
+	if errors.Is(err, unix.ENODEV) {
+		// The folder was removed after it was opened (another command's
+		// stop of the same node): gone, as if never found.
+		return nil, fmt.Errorf("%w (%w)", fs.ErrNotExist, err)
+	}
 	return b.Bytes(), err
 }
 
@@ -299,16 +311,17 @@ func RemoveNode(path, rundir, name string) error {
 		return fmt.Errorf("cgroup: %w", err)
 	}
 	defer d.Close()
-	if full, err := Populated(path, rundir, name); err == nil && full {
+	// In use (a start of the node makes it again): that start's node
+	// fills it. Populated: the kernel refuses (EBUSY).
+	switch err := removeIdle(int(d.File().Fd()), name); err {
+	case nil, unix.ENOENT, errInUse:
+		return nil
+	case unix.EBUSY:
 		t, _ := Read(path, rundir, name)
 		return fmt.Errorf("cgroup %s: %d processes left; not removed", path, len(t.Procs))
-	}
-	// In use (a start of the node makes it again): that start's node
-	// fills it.
-	if err := removeIdle(int(d.File().Fd()), name); err != nil && err != unix.ENOENT && err != errInUse {
+	default:
 		return fmt.Errorf("cgroup %s: %w", path, err)
 	}
-	return nil
 }
 
 // Populated reports whether a process is left in the node's cgroup at

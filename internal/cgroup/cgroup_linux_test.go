@@ -240,3 +240,30 @@ func TestWaitEmptyWakesOnEvents(t *testing.T) {
 		t.Fatal("WaitEmpty did not wake when the cgroup emptied (no inotify on cgroup.events)")
 	}
 }
+
+// Two stops of one node at once: the one that opened a file of the node's
+// folder reads it after the other removed the folder, which the kernel
+// answers with ENODEV. That is a folder gone, not a failure (the races
+// script's concurrent stopwaits failed "read cgroup.events: no such
+// device").
+func TestReadOfARemovedFolderIsGone(t *testing.T) {
+	rundir, c := cgroupRundir(t)
+	path, held, err := Make(c, "w1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held.Close()
+	readInHook = func(string) {
+		readInHook = nil
+		if err := Remove(path, rundir, "w1"); err != nil {
+			t.Error(err)
+		}
+	}
+	defer func() { readInHook = nil }()
+	if ok, err := WaitEmpty(path, rundir, "w1", time.Now().Add(time.Second), nil); !ok || err != nil {
+		t.Errorf("WaitEmpty of a folder removed while it was read: %v, %v; want true, nil", ok, err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s: %v; want it removed by the hook", path, err)
+	}
+}

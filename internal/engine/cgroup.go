@@ -218,9 +218,9 @@ func (c *Set) removeCgroup(r *Result, leaveParent bool) {
 		return // the next command removes it
 	}
 	defer lk.Unlock()
-	if rec, err := nodes.ReadRecord(c.rundir(), n.Name); err == nil && rec.Cgroup != n.Cgroup {
-		return
-	}
+	// No record read again: a start of the node that makes the same
+	// folder meanwhile holds it until its node is in it (see
+	// [cgroup.Make]), and a folder of another path is as empty.
 	remove := cgroup.Remove
 	if leaveParent {
 		remove = cgroup.RemoveNode
