@@ -40,3 +40,20 @@ func TestDemoQuotes(t *testing.T) {
 		t.Errorf("plain words quoted: %q", line)
 	}
 }
+
+// make demo, README's main job, runs to its end: it failed once unseen,
+// when a start of a running node with another command became FAILED.
+func TestDemoRuns(t *testing.T) {
+	bin := binary(t)
+	cmd := exec.Command("bash", "../testdata/demo.sh", bin)
+	cmd.Env = append(os.Environ(), "MULTI_RUNDIR=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("bash testdata/demo.sh: %v\n%s", err, out)
+	}
+	for _, want := range []string{"w1: started (pid ", "w1: already running (pid ", "w3: stopped (pid "} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the demo's output has no %q:\n%s", want, out)
+		}
+	}
+}

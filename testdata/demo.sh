@@ -33,7 +33,7 @@ cat "$MULTI_RUNDIR/w1.pid"
 say "grep POSIX /proc/locks   # one POSIX write lock per node, held by the node's pid"
 grep POSIX /proc/locks | grep -F -f <(cat "$MULTI_RUNDIR"/*.pid | sed 's/^/ /;s/$/ /') || true
 
-run start w1 -- sleep 1000
+run start w1   # already running: started again from its record, it is left alone
 
 run status --json w2
 
