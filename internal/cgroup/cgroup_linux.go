@@ -91,11 +91,12 @@ func Join(dirfd int) error {
 	return err
 }
 
-// readIn reads the file name in the folder f.
 // readInHook, when set (by a test), runs in readIn between opening a
 // file of the folder and reading it.
 var readInHook func(name string)
 
+// readIn reads the file name in the folder f. A folder removed since it
+// was opened reads as fs.ErrNotExist.
 func readIn(f *os.File, name string) ([]byte, error) {
 	fd, err := unix.Openat(int(f.Fd()), name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
