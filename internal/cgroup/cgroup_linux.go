@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -281,50 +280,6 @@ var (
 	waitLooked func()
 )
 
-// Remove removes the node's cgroup folder at path if it is empty, then
-// the rundir's folder above it if that is empty too. A populated folder
-// is never removed (the kernel refuses it too).
-func Remove(path, rundir, name string) error {
-	if err := RemoveNode(path, rundir, name); err != nil {
-		return err
-	}
-	RemoveParent(filepath.Dir(path))
-	return nil
-}
-
-// RemoveNode is [Remove] without the rundir's folder: a stop of many
-// nodes removes that once, at its end ([RemoveParent]).
-func RemoveNode(path, rundir, name string) error {
-	if err := Check(path, rundir, name); err != nil {
-		return err
-	}
-	parent := filepath.Dir(path)
-	d, err := safefs.OpenFolder(parent, false)
-	deadline := time.Now().Add(fdWait)
-	for delay := time.Millisecond; noFD(err) && time.Now().Before(deadline); delay = min(2*delay, 50*time.Millisecond) {
-		time.Sleep(delay)
-		d, err = safefs.OpenFolder(parent, false)
-	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("cgroup: %w", err)
-	}
-	defer d.Close()
-	// In use (a start of the node makes it again): that start's node
-	// fills it. Populated: the kernel refuses (EBUSY).
-	switch err := removeIdle(int(d.File().Fd()), name); err {
-	case nil, unix.ENOENT, errInUse:
-		return nil
-	case unix.EBUSY:
-		t, _ := Read(path, rundir, name)
-		return fmt.Errorf("cgroup %s: %d processes left; not removed", path, len(t.Procs))
-	default:
-		return fmt.Errorf("cgroup %s: %w", path, err)
-	}
-}
-
 // Populated reports whether a process is left in the node's cgroup at
 // path, from its cgroup.events alone; fs.ErrNotExist when there is no
 // such folder.
@@ -339,20 +294,6 @@ func Populated(path, rundir, name string) (bool, error) {
 		return false, fmt.Errorf("cgroup %s: %w", path, err)
 	}
 	return bytes.Contains(ev, []byte("populated 1")), nil
-}
-
-// RemoveParent removes the rundir's cgroup folder at parent when no node
-// folder is left in it.
-func RemoveParent(parent string) {
-	if !strings.HasPrefix(filepath.Base(parent), "multi.") {
-		return
-	}
-	gd, err := safefs.OpenFolder(filepath.Dir(parent), false)
-	if err != nil {
-		return
-	}
-	defer gd.Close()
-	removeIdle(int(gd.File().Fd()), filepath.Base(parent)) // ENOTEMPTY, errInUse: in use
 }
 
 // KillMade kills what is left in the cgroup at path, one [Make] made for

@@ -1,11 +1,14 @@
 package cgroup
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -116,17 +119,23 @@ func holdLinked(dirfd int, name string, fd int) error {
 	if err := flock(fd, unix.LOCK_SH); err != nil {
 		return err
 	}
-	var held, now unix.Stat_t
-	if err := unix.Fstat(fd, &held); err != nil {
-		return err
-	}
-	if err := unix.Fstatat(dirfd, name, &now, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return err
-	}
-	if held.Ino != now.Ino || held.Dev != now.Dev {
-		return fs.ErrNotExist
+	if same, err := stillNamed(dirfd, name, fd); err != nil || !same {
+		return cmp.Or(err, fs.ErrNotExist)
 	}
 	return nil
+}
+
+// stillNamed reports whether name in the folder dirfd is still the folder
+// fd, which was opened by that name.
+func stillNamed(dirfd int, name string, fd int) (bool, error) {
+	var held, now unix.Stat_t
+	if err := unix.Fstat(fd, &held); err != nil {
+		return false, err
+	}
+	if err := unix.Fstatat(dirfd, name, &now, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return false, err
+	}
+	return held.Ino == now.Ino && held.Dev == now.Dev, nil
 }
 
 // flock is flock(2), again when a signal interrupts it.
@@ -159,15 +168,8 @@ func removeIdle(dirfd int, name string) error {
 	// Held, so no other remove takes it and no make holds it now: the
 	// name is still this folder (if another remove took it before the
 	// flock, the name is gone or a new folder's, left alone).
-	var held, now unix.Stat_t
-	if err := unix.Fstat(fd, &held); err != nil {
-		return err
-	}
-	if err := unix.Fstatat(dirfd, name, &now, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return err
-	}
-	if held.Ino != now.Ino || held.Dev != now.Dev {
-		return errInUse
+	if same, err := stillNamed(dirfd, name, fd); err != nil || !same {
+		return cmp.Or(err, errInUse)
 	}
 	return unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
 }
@@ -186,4 +188,62 @@ func RemoveIdle(path string) error {
 		return fmt.Errorf("cgroup %s: %w (not on a cgroup2 mount)", path, ErrNotMine)
 	}
 	return removeIdle(int(d.File().Fd()), filepath.Base(path))
+}
+
+// Remove removes the node's cgroup folder at path if it is empty, then
+// the rundir's folder above it if that is empty too. A populated folder
+// is never removed (the kernel refuses it too).
+func Remove(path, rundir, name string) error {
+	if err := RemoveNode(path, rundir, name); err != nil {
+		return err
+	}
+	RemoveParent(filepath.Dir(path))
+	return nil
+}
+
+// RemoveNode is [Remove] without the rundir's folder: a stop of many
+// nodes removes that once, at its end ([RemoveParent]).
+func RemoveNode(path, rundir, name string) error {
+	if err := Check(path, rundir, name); err != nil {
+		return err
+	}
+	parent := filepath.Dir(path)
+	d, err := safefs.OpenFolder(parent, false)
+	deadline := time.Now().Add(fdWait)
+	for delay := time.Millisecond; noFD(err) && time.Now().Before(deadline); delay = min(2*delay, 50*time.Millisecond) {
+		time.Sleep(delay)
+		d, err = safefs.OpenFolder(parent, false)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cgroup: %w", err)
+	}
+	defer d.Close()
+	// In use (a start of the node makes it again): that start's node
+	// fills it. Populated: the kernel refuses (EBUSY).
+	switch err := removeIdle(int(d.File().Fd()), name); err {
+	case nil, unix.ENOENT, errInUse:
+		return nil
+	case unix.EBUSY:
+		t, _ := Read(path, rundir, name)
+		return fmt.Errorf("cgroup %s: %d processes left; not removed", path, len(t.Procs))
+	default:
+		return fmt.Errorf("cgroup %s: %w", path, err)
+	}
+}
+
+// RemoveParent removes the rundir's cgroup folder at parent when no node
+// folder is left in it.
+func RemoveParent(parent string) {
+	if !strings.HasPrefix(filepath.Base(parent), "multi.") {
+		return
+	}
+	gd, err := safefs.OpenFolder(filepath.Dir(parent), false)
+	if err != nil {
+		return
+	}
+	defer gd.Close()
+	removeIdle(int(gd.File().Fd()), filepath.Base(parent)) // ENOTEMPTY, errInUse: in use
 }

@@ -23,6 +23,23 @@ func SignalLost(st nodes.Started, sig syscall.Signal) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	ok, err := signalChecked(p, sig, func(pfd int) bool {
+		p, err := nodes.ReadProc(st.PID)
+		return err == nil && !p.Gone() && PinnedIs(pfd, st.PID, st)
+	})
+	if err != nil && err != ErrNoPidfd {
+		return false, fmt.Errorf("signal %s to lost pid %d: %w", SignalName(sig), st.PID, err)
+	}
+	return ok, err
+}
+
+// signalChecked pins p with a pidfd, asks still (given the pidfd) whether
+// the pinned process is still the one checked, and only then sends sig
+// through the pidfd: a pid recycled before the open fails still, and
+// after it the pidfd names the checked process or nothing. It says false
+// when the process is gone or fails still; ErrNoPidfd where there are no
+// pidfds.
+func signalChecked(p SafePID, sig syscall.Signal, still func(pfd int) bool) (bool, error) {
 	pfd, err := unix.PidfdOpen(int(p), 0)
 	switch err {
 	case nil:
@@ -34,14 +51,14 @@ func SignalLost(st nodes.Started, sig syscall.Signal) (bool, error) {
 		return false, err
 	}
 	defer unix.Close(pfd)
-	if p, err := nodes.ReadProc(st.PID); err != nil || p.Gone() || !PinnedIs(pfd, st.PID, st) {
+	if !still(pfd) {
 		return false, nil
 	}
 	if err := unix.PidfdSendSignal(pfd, sig, nil, 0); err != nil {
 		if err == unix.ESRCH {
 			return false, nil
 		}
-		return false, fmt.Errorf("signal %s to lost pid %d: %w", SignalName(sig), st.PID, err)
+		return false, err
 	}
 	return true, nil
 }

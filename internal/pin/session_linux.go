@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/nodes"
 )
@@ -23,26 +21,12 @@ func SignalMember(m nodes.Proc, st nodes.Started, sig syscall.Signal) (bool, err
 	if h := testhooks.BeforePin; h != nil {
 		h(m.PID)
 	}
-	pfd, err := unix.PidfdOpen(int(p), 0)
-	switch err {
-	case nil:
-	case unix.ESRCH:
-		return false, nil
-	case unix.ENOSYS, unix.EPERM, unix.EINVAL:
-		return false, ErrNoPidfd
-	default:
-		return false, err
-	}
-	defer unix.Close(pfd)
-	cur, err := nodes.ReadProc(m.PID)
-	if err != nil || cur.StartTicks != m.StartTicks || !isMember(cur, st) || !SessionIsNodes(st) {
-		return false, nil
-	}
-	if err := unix.PidfdSendSignal(pfd, sig, nil, 0); err != nil {
-		if err == unix.ESRCH {
-			return false, nil
-		}
+	ok, err := signalChecked(p, sig, func(int) bool {
+		cur, err := nodes.ReadProc(m.PID)
+		return err == nil && cur.StartTicks == m.StartTicks && isMember(cur, st) && SessionIsNodes(st)
+	})
+	if err != nil && err != ErrNoPidfd {
 		return false, fmt.Errorf("signal %s to pid %d of session %d: %w", SignalName(sig), m.PID, st.PID, err)
 	}
-	return true, nil
+	return ok, err
 }

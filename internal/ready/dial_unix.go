@@ -48,7 +48,10 @@ func dialTCP(ctx context.Context, hostport string) (int, error) {
 	return -1, errors.New("no address") // not reached
 }
 
-func connect(ctx context.Context, a netip.Addr, port int) (int, error) {
+// StreamSocket returns a TCP socket for a, close-on-exec, and a's
+// address with port for it: for a connect here, a bind in the health
+// server.
+func StreamSocket(a netip.Addr, port int) (int, unix.Sockaddr, error) {
 	a = a.Unmap()
 	family := unix.AF_INET6
 	var sa unix.Sockaddr = &unix.SockaddrInet6{Port: port, Addr: a.As16()}
@@ -63,6 +66,11 @@ func connect(ctx context.Context, a netip.Addr, port int) (int, error) {
 		unix.CloseOnExec(fd)
 	}
 	syscall.ForkLock.RUnlock()
+	return fd, sa, err
+}
+
+func connect(ctx context.Context, a netip.Addr, port int) (int, error) {
+	fd, sa, err := StreamSocket(a, port)
 	if err != nil {
 		return -1, err
 	}

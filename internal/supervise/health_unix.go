@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/ready"
 	"golang.org/x/sys/unix"
 )
 
@@ -94,28 +95,16 @@ func listenHealth(addr string) (*healthServer, error) {
 		return nil, fmt.Errorf("--health %q: want ADDRESS:PORT or :PORT", addr)
 	}
 	host := strings.TrimSuffix(strings.TrimPrefix(addr[:i], "["), "]")
-	var sa unix.Sockaddr = &unix.SockaddrInet6{Port: port} // :PORT: every address, v4 and v6
-	family := unix.AF_INET6
+	a := netip.IPv6Unspecified() // :PORT: every address, v4 and v6
 	if host == "localhost" {
 		host = "127.0.0.1"
 	}
 	if host != "" {
-		a, err := netip.ParseAddr(host)
-		if err != nil {
+		if a, err = netip.ParseAddr(host); err != nil {
 			return nil, fmt.Errorf("--health %q: %q is not a numeric address or localhost", addr, host)
 		}
-		if a = a.Unmap(); a.Is4() {
-			family, sa = unix.AF_INET, &unix.SockaddrInet4{Port: port, Addr: a.As4()}
-		} else {
-			sa = &unix.SockaddrInet6{Port: port, Addr: a.As16()}
-		}
 	}
-	syscall.ForkLock.RLock()
-	fd, err := unix.Socket(family, unix.SOCK_STREAM, 0)
-	if err == nil {
-		unix.CloseOnExec(fd)
-	}
-	syscall.ForkLock.RUnlock()
+	fd, sa, err := ready.StreamSocket(a, port)
 	if err != nil {
 		return nil, fmt.Errorf("--health %s: %w", addr, err)
 	}

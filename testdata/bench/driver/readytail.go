@@ -249,15 +249,7 @@ func reportTail(w io.Writer, rows []tailRow) {
 		gap  time.Duration
 		n    int
 	}
-	var order []key
-	groups := map[key][]tailRow{}
-	for _, r := range rows {
-		k := key{r.mode, r.gap, r.n}
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], r)
-	}
+	order, groups := groupBy(rows, func(r tailRow) key { return key{r.mode, r.gap, r.n} })
 	sort.SliceStable(order, func(i, j int) bool {
 		if order[i].n != order[j].n {
 			return order[i].n < order[j].n

@@ -89,20 +89,27 @@ type cell struct {
 	busy                      float64
 }
 
-func summarize(rows []row) []cell {
-	type key struct {
-		section, tool string
-		n             int
-	}
-	var order []key
-	groups := map[key][]row{}
+// groupBy groups rows by key, and returns the keys in the order each was
+// first seen.
+func groupBy[K comparable, R any](rows []R, key func(R) K) ([]K, map[K][]R) {
+	var order []K
+	groups := map[K][]R{}
 	for _, r := range rows {
-		k := key{r.section, r.tool, r.n}
+		k := key(r)
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
 		groups[k] = append(groups[k], r)
 	}
+	return order, groups
+}
+
+func summarize(rows []row) []cell {
+	type key struct {
+		section, tool string
+		n             int
+	}
+	order, groups := groupBy(rows, func(r row) key { return key{r.section, r.tool, r.n} })
 	sectionRank := map[string]int{"main": 0, "disk": 1, "cost": 2}
 	rank := func(t string) int {
 		return map[string]int{"multi": 0, "multi --settle=0": 1, "multi --wait=notify": 2, "s6": 3, "start-stop-daemon -P": 4, "start-stop-daemon": 5, "supervisord": 6, "celery multi": 7,
