@@ -428,6 +428,10 @@ func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // zombie PID checks that the process has exited and is not yet reaped.
+// It waits for the zombie: the kernel drops an exiting process's locks
+// (and a SIGKILLed one is signalled) before the process becomes a zombie,
+// so a released lock may still show the process running for a moment.
+// A process that is gone (reaped) fails at once.
 func cmdZombie(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: zombie pid")
@@ -436,8 +440,16 @@ func cmdZombie(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil || pid <= 0 {
 		ts.Fatalf("zombie: bad pid %q", args[0])
 	}
-	if st := procState(pid); st != 'Z' {
-		ts.Fatalf("pid %d: state %q; want a zombie", pid, st)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st := procState(pid)
+		if st == 'Z' {
+			return
+		}
+		if st == 0 || time.Now().After(deadline) {
+			ts.Fatalf("pid %d: state %q; want a zombie", pid, st)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
