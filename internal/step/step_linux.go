@@ -1,4 +1,4 @@
-package launch
+package step
 
 // The exec step's system-specific parts on Linux: its name, dup3,
 // its signal mask.
@@ -16,7 +16,7 @@ import (
 // by the kernel), its program's own name, as ps and /proc/PID/comm show
 // it for the moment before it execs the node's command.
 func nameStep() {
-	self, err := os.Readlink(procSelfExe)
+	self, err := os.Readlink("/proc/self/exe")
 	if err != nil {
 		return
 	}
