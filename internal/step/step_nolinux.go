@@ -11,6 +11,9 @@ import "golang.org/x/sys/unix"
 // which names it.
 func nameStep() {}
 
+// closeOnExecFrom3 is false: closeInherited marks each descriptor.
+func closeOnExecFrom3() bool { return false }
+
 // dup2 makes newfd a copy of oldfd.
 func dup2(oldfd, newfd int) error { return unix.Dup2(oldfd, newfd) }
 

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -198,10 +197,11 @@ func execStep(args []string, selfLock bool) {
 // no signal ignored and (where the system lets a thread say so) none
 // blocked, whatever the caller of multi ignored or blocked. A signal
 // ignored is caught instead, which the exec resets to its default.
-// The calling goroutine stays on its thread, so that the exec happens
-// with the mask set here.
+// The exec happens on the thread whose mask is set here: the step runs
+// from a package's init, and Go runs every init on the main thread,
+// locked to it (runtime.main), so no runtime.LockOSThread is needed, nor
+// the thread it would start.
 func defaultSignals() {
-	runtime.LockOSThread()
 	drop := make(chan os.Signal, 1)
 	for sig := syscall.Signal(1); sig <= 64; sig++ {
 		if sig != syscall.SIGKILL && sig != syscall.SIGSTOP && signal.Ignored(sig) {
@@ -218,6 +218,9 @@ func defaultSignals() {
 // this. Where /dev/fd lists only 0-2 (FreeBSD without fdescfs), the others
 // are left as they are.
 func closeInherited() {
+	if closeOnExecFrom3() {
+		return
+	}
 	ents, err := os.ReadDir("/dev/fd")
 	if err != nil {
 		return
