@@ -7,8 +7,6 @@ package launch
 import (
 	"errors"
 	"os/exec"
-
-	"golang.org/x/sys/unix"
 )
 
 // reap collects the exit status of a node this process started, when it
