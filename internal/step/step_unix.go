@@ -47,7 +47,7 @@ func execStep(args []string, selfLock bool) {
 		}
 	}
 	// The $PATH to look the command up on, which the node's environment
-	// may not have (see [LookPATH]).
+	// may not have (see launch.LookPATH).
 	lookup, hasLookup := os.LookupEnv(PathEnv)
 	os.Unsetenv(PathEnv)
 	if hasLookup {
