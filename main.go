@@ -9,6 +9,9 @@ package main
 import (
 	"os"
 
+	// First: a node's exec step runs from its init and never returns.
+	_ "github.com/multi-launcher/multi/internal/step"
+
 	"github.com/multi-launcher/multi/internal/cli"
 )
 

@@ -93,7 +93,7 @@ func binary(t *testing.T) string {
 		}
 		build := func(out, pkg string) {
 			if buildErr == nil {
-				if b, err := exec.Command("go", append(append([]string{"build", "-tags", "multitest"}, raceBuild...), "-o", out, pkg)...).CombinedOutput(); err != nil {
+				if b, err := exec.Command("go", append(append([]string{"build", "-tags", "multitest,urfave_cli_no_docs"}, raceBuild...), "-o", out, pkg)...).CombinedOutput(); err != nil {
 					buildErr = fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
 				}
 			}

@@ -133,29 +133,7 @@ type UnsafeLinkError = safefs.UnsafeLinkError
 // only a regular file that nobody else planted (see Folders and links in
 // the package doc). Root appends node output to it, so a link planted by
 // the folder's owner must not point root at a file of root's.
-func OpenLogfile(path string) (*os.File, error) {
-	d, err := safefs.OpenFolder(filepath.Dir(path), true)
-	if err != nil {
-		return nil, fmt.Errorf("logfile %s: %w", path, safefs.BareErr(err))
-	}
-	defer d.Close()
-	f, err := d.Open(filepath.Base(path), path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if safefs.IsSymlinkErr(err) {
-		return nil, fmt.Errorf("logfile %s: is a symbolic link (not followed)", path)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("logfile %s: %w", path, safefs.BareErr(err))
-	}
-	_, err = d.CheckFile(f)
-	if err == nil {
-		err = safefs.SetBlocking(f)
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("logfile %s: %w", path, safefs.BareErr(err))
-	}
-	return f, nil
-}
+func OpenLogfile(path string) (*os.File, error) { return safefs.OpenLogfile(path) }
 
 // MakeDir makes the folder at path and its missing parents (mode 0755),
 // without following a symbolic link that someone other than root or this

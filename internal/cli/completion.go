@@ -138,23 +138,19 @@ compdef _multi multi
 `
 
 // manCommand prints the manual page, generated from the app's definition
-// (make install writes it to man1/multi.1).
+// (manPage; make install writes it to man1/multi.1).
 func manCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "man",
 		Usage: "print the manual page (roff): multi man | man -l -",
 		Action: func(c *cli.Context) error {
-			page, err := c.App.ToManWithSection(1)
-			if err != nil {
-				return err
-			}
-			_, err = io.WriteString(c.App.Writer, withSynopsis(page, c.App)+manSections)
+			_, err := io.WriteString(c.App.Writer, manPage(c.App))
 			return err
 		},
 	}
 }
 
-// manSections are the manual page's sections that urfave/cli does not
+// manSections are the manual page's sections that manPage does not
 // generate from the commands.
 const manSections = `
 .SH EXIT STATUS

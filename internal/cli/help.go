@@ -115,25 +115,3 @@ func versionCommand() *cli.Command {
 		},
 	}
 }
-
-// synopsisSection is the manual page's SYNOPSIS as urfave/cli makes it
-// (the app's flags only), up to the next section.
-var synopsisSection = regexp.MustCompile(`(?s)\n\.SH SYNOPSIS\n.*?\n\.SH `)
-
-// withSynopsis is page with a SYNOPSIS that lists every verb's usage line.
-func withSynopsis(page string, app *cli.App) string {
-	var b strings.Builder
-	b.WriteString("\n.SH SYNOPSIS\n.EX\n")
-	for _, cmd := range app.VisibleCommands() {
-		if cmd.Name == "help" {
-			continue // its line is below
-		}
-		line := cmd.UsageText
-		if line == "" {
-			line = "multi " + cmd.Name
-		}
-		b.WriteString(strings.ReplaceAll(line, `\`, `\e`) + "\n")
-	}
-	b.WriteString("multi help [COMMAND]\nmulti --help\nmulti --version\n.EE\n\n.SH ")
-	return synopsisSection.ReplaceAllLiteralString(page, b.String())
-}

@@ -74,7 +74,7 @@ func TestManSynopsis(t *testing.T) {
 		if want == "" {
 			want = "multi " + cmd.Name
 		}
-		if !strings.Contains(synopsis, "\n"+want+"\n") {
+		if !strings.Contains(synopsis, "\n"+roffText(want)+"\n") {
 			t.Errorf("SYNOPSIS lacks %q:\n%s", want, synopsis)
 		}
 	}

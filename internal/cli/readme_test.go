@@ -102,7 +102,7 @@ func TestReadmeFlagRowsNameTheirCommands(t *testing.T) {
 		if cmd.Hidden || cmd.Name == "help" {
 			continue
 		}
-		if !strings.Contains(man, "\n.SH "+cmd.Name+"\n") {
+		if !strings.Contains(man, "\n.SS "+cmd.Name+"\n") {
 			t.Errorf("the man page has no section for multi %s", cmd.Name)
 		}
 		if !strings.Contains(readme, "\n| `"+cmd.Name+"` | ") {
@@ -113,7 +113,7 @@ func TestReadmeFlagRowsNameTheirCommands(t *testing.T) {
 			if name == "help" || name == "generate-bash-completion" {
 				continue
 			}
-			if !strings.Contains(man, `\-\-`+name) && !strings.Contains(man, "--"+name) {
+			if !strings.Contains(man, roffText("--"+name)) {
 				t.Errorf("the man page has no --%s (of multi %s)", name, cmd.Name)
 			}
 			cols, ok := rows[name]

@@ -2,26 +2,12 @@
 
 package launch
 
-// Every Unix but Linux: no /proc/self/comm to name the step, no way to
-// set the mask the exec hands on, no pidfd to reap on, no task limits read.
+// Every Unix but Linux: no pidfd to reap on, no task limits read.
 
 import (
 	"errors"
 	"os/exec"
-
-	"golang.org/x/sys/unix"
 )
-
-// nameStep has nothing to do: the step is started by its program's path,
-// which names it.
-func nameStep() {}
-
-// dup2 makes newfd a copy of oldfd.
-func dup2(oldfd, newfd int) error { return unix.Dup2(oldfd, newfd) }
-
-// unblockSignals has no portable way here to set the mask the exec
-// hands on: a node keeps the signals its caller blocked.
-func unblockSignals() {}
 
 // reap collects the exit status of a node this process started, when it
 // exits, so that a long-running orchestrator does not fill up with zombies.

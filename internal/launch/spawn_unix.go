@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"strconv"
@@ -330,19 +329,6 @@ func (rp *Reaper) waitChild(cmd *exec.Cmd) (syscall.WaitStatus, error) {
 	}
 	ws, _ := st.Sys().(syscall.WaitStatus)
 	return ws, nil
-}
-
-// execFailKind is how the exec step reports a command it cannot run:
-// "noent" (exit code 127 under run), "noexec" (126), or "fail".
-func execFailKind(err error) string {
-	switch {
-	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
-		return "noent"
-	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOEXEC), errors.Is(err, syscall.EISDIR):
-		// A folder is there, but is no program (a shell's 126 too).
-		return "noexec"
-	}
-	return "fail"
 }
 
 // devNull is /dev/null, opened once for the standard descriptors of every

@@ -123,7 +123,7 @@ fi
 say "building multi and the driver"
 if [[ -z $multi ]]; then
   multi=$out/multi
-  go build -o "$multi" .
+  go build -tags urfave_cli_no_docs -o "$multi" .
 fi
 multi=$(realpath "$multi")
 go build -o "$out/driver" ./testdata/bench/driver

@@ -1,4 +1,4 @@
-package launch
+package step
 
 // The exec step's system-specific parts on Linux: its name, dup3,
 // its signal mask.
@@ -14,14 +14,26 @@ import (
 
 // nameStep gives the exec step, started as /proc/self/exe (so named "exe"
 // by the kernel), its program's own name, as ps and /proc/PID/comm show
-// it for the moment before it execs the node's command.
+// it for the moment before it execs the node's command: one prctl, not
+// an open, write and close of /proc/self/comm.
 func nameStep() {
-	self, err := os.Readlink(procSelfExe)
+	self, err := os.Readlink("/proc/self/exe")
 	if err != nil {
 		return
 	}
 	name := strings.TrimSuffix(filepath.Base(self), " (deleted)")
-	os.WriteFile("/proc/self/comm", []byte(name), 0) // the kernel cuts it to 15 bytes
+	if len(name) > 15 {
+		name = name[:15] // the kernel's limit, TASK_COMM_LEN less the NUL
+	}
+	b := append([]byte(name), 0)
+	unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&b[0])), 0, 0, 0)
+}
+
+// closeOnExecFrom3 marks every descriptor from 3 on close-on-exec in one
+// system call (close_range(2), Linux 5.11); false where the kernel
+// cannot, for closeInherited to do it one by one.
+func closeOnExecFrom3() bool {
+	return unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC) == nil
 }
 
 // dup2 makes newfd a copy of oldfd (dup3(2): linux/arm64 has no dup2).
