@@ -73,13 +73,15 @@ func WriteRecordReady(rundir string, n Node, s Started, rd Readiness) error {
 	if err := CheckName(n.Name); err != nil {
 		return err
 	}
-	b, err := marshalRecord(n, s, rd)
+	rb, err := encodeRecord(n, s, rd)
 	if err != nil {
 		return err
 	}
+	defer recordBufs.Put(rb)
+	data := rb.buf.Bytes() // the record and its newline
 	path := RecordPath(rundir, n.Name)
-	if len(b) >= maxRecord {
-		return tooLarge(n, path, len(b))
+	if len(data)-1 >= maxRecord {
+		return tooLarge(n, path, len(data)-1)
 	}
 	fail := func(err error) error {
 		// Name the record, not the temporary file, with the system's reason.
@@ -113,7 +115,6 @@ func WriteRecordReady(rundir string, n Node, s Started, rd Readiness) error {
 	if err := lockShared(lk); err != nil {
 		return fail(err)
 	}
-	data := append(b, '\n')
 	if err := writeSpare(d, n.Name, path, data); err == nil || !errors.Is(err, errNoSpare) {
 		if err != nil {
 			return fail(err)
@@ -157,7 +158,10 @@ func WriteRecordReady(rundir string, n Node, s Started, rd Readiness) error {
 	return nil
 }
 
-func marshalRecord(n Node, s Started, rd Readiness) ([]byte, error) {
+// encodeRecord is the record of n with its process s and its readiness
+// rd as written: indented JSON, then a newline. The caller puts the
+// buffer back into recordBufs once done with its bytes.
+func encodeRecord(n Node, s Started, rd Readiness) (*recordBuf, error) {
 	r := record{Name: n.Name, Host: n.Host, Index: n.Index, Command: n.Command, Options: n.Options, Dir: n.Dir,
 		Env: n.Env, PidFile: n.PidFile, LogFile: n.LogFile, SelfLock: n.SelfLock, Ready: n.Ready,
 		PID: s.PID, StartTicks: s.StartTicks, PidfdIno: s.PidfdIno, Cgroup: n.Cgroup, KillMode: n.KillMode}
@@ -165,7 +169,13 @@ func marshalRecord(n Node, s Started, rd Readiness) ([]byte, error) {
 		r.PidNS = PidNamespace()
 	}
 	rd.put(&r)
-	return json.MarshalIndent(r, "", "  ")
+	rb := recordBufs.Get().(*recordBuf)
+	rb.buf.Reset()
+	if err := rb.enc.Encode(&r); err != nil {
+		recordBufs.Put(rb)
+		return nil, err
+	}
+	return rb, nil
 }
 
 // ReadRecord reads the record of the node named name from rundir. The

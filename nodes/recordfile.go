@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/multi-launcher/multi/internal/safefs"
 )
@@ -161,3 +162,18 @@ func readRecordFileTry(d *safefs.Folder, path string, retry int) ([]byte, error)
 func readAllAt(f *os.File) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(io.NewSectionReader(f, 0, maxRecord+1), maxRecord+1))
 }
+
+// recordBuf is an encoder of records and the buffer it writes to, kept
+// for the next record: a start encodes about four records a node (two
+// checks, two writes), each in a buffer of its own otherwise.
+type recordBuf struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var recordBufs = sync.Pool{New: func() any {
+	rb := new(recordBuf)
+	rb.enc = json.NewEncoder(&rb.buf)
+	rb.enc.SetIndent("", "  ")
+	return rb
+}}

@@ -116,7 +116,14 @@ func interruptible() (context.Context, func()) {
 		case <-ctx.Done():
 		}
 	}()
-	return ctx, func() { signal.Stop(sigs); cancel(nil) }
+	return ctx, func() {
+		cancel(nil)
+		// Not waited for: signal.Stop hands each signal to the runtime's
+		// signal-mask thread and waits for it, two thread switches a
+		// signal (about 0.1 ms after start's results are out, the ready
+		// tail), and multi exits right after Run returns.
+		go signal.Stop(sigs)
+	}
 }
 
 // wasInterrupted reports whether ctx ended by SIGINT or SIGTERM.

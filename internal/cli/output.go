@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -86,7 +87,7 @@ func (o *output) result(r multi.Result) {
 	if o.verbose {
 		o.describe(r.Node)
 	}
-	fmt.Fprintf(o.w, "%s: %s\n", r.Node.Name, o.resultLine(r, failed))
+	io.WriteString(o.w, r.Node.Name+": "+o.resultLine(r, failed)+"\n")
 }
 
 // results prints a line per node, in one write where they fit: a start
@@ -94,7 +95,9 @@ func (o *output) result(r multi.Result) {
 // each.
 func (o *output) results(rs []multi.Result) {
 	w := o.w
-	bw := bufio.NewWriterSize(w, 64<<10)
+	// Room for the lines of most results (a start's line is about 30
+	// bytes), not 64 KiB for a few nodes: fresh pages the exit frees.
+	bw := bufio.NewWriterSize(w, min(64<<10, max(4<<10, 128*len(rs))))
 	o.w = bw
 	defer func() {
 		bw.Flush()
@@ -151,7 +154,7 @@ func (o *output) resultLine(r multi.Result, failed bool) string {
 	default:
 		return o.paint(green, r.Outcome.String())
 	}
-	return o.paint(green, word) + rest + fmt.Sprintf(" (pid %d)", r.PID) + left(r)
+	return o.paint(green, word) + rest + " (pid " + strconv.Itoa(r.PID) + ")" + left(r)
 }
 
 // left is what a stop left behind, after its line: the pidfile taken

@@ -19,6 +19,9 @@ func reap(cmd *exec.Cmd) { go cmd.Wait() }
 // and tells the two apart from the exit status.
 func exited(pid int) bool { return false }
 
+// waitable: as exited.
+func waitable(pid int) bool { return false }
+
 // taskRoom would say how many more tasks this process may make; only
 // Linux's limits (cgroups, RLIMIT_NPROC counted per uid) are read, so
 // here none is known, and a fork refused for want of one still fails its

@@ -47,6 +47,13 @@ func reap(cmd *exec.Cmd) {
 // kernel sets before it closes a dying process's descriptors (and so drops
 // its locks). Either way, waiting for it does not block for long.
 func exited(pid int) bool {
+	return waitable(pid) || procFlags(pid)&pfExiting != 0
+}
+
+// waitable reports whether this process's child pid has exited (a zombie
+// now) or been reaped, without reaping it: exited without its look at
+// /proc, one system call for a poll that looks again.
+func waitable(pid int) bool {
 	for {
 		var info unix.Siginfo
 		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
@@ -54,10 +61,7 @@ func exited(pid int) bool {
 			continue
 		}
 		// ECHILD: not waitable (reaped already), so nothing to kill.
-		if err != nil || info.Signo != 0 {
-			return true
-		}
-		return procFlags(pid)&pfExiting != 0
+		return err != nil || info.Signo != 0
 	}
 }
 

@@ -10,9 +10,10 @@ import (
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
-// Exited reports whether the child has exited (or begun to), without
-// reaping it.
-func (ch *Child) Exited() bool { return exited(ch.pid) }
+// Exited reports whether the child has exited (a zombie now), without
+// reaping it: one system call, for a poll; one whose exit is under way
+// is seen at the next.
+func (ch *Child) Exited() bool { return waitable(ch.pid) }
 
 // LogOffset is the logfile's size before the child started (its own
 // lines come after), -1 if unknown.

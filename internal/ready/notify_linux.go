@@ -78,6 +78,13 @@ func (n *Notify) State() (ready bool, status string, err error) {
 	return n.ready, n.status, n.err
 }
 
+// notifyMax is the longest message read whole, as systemd's
+// NOTIFY_BUFFER_MAX (PIPE_BUF); a longer one is cut there.
+const notifyMax = 4096
+
+// notifyBufs are the buffers Watch reads messages into.
+var notifyBufs = sync.Pool{New: func() any { return new([notifyMax]byte) }}
+
 // Watch reads the socket, until Close, taking the messages that pid (the
 // node's process) or a process of its session sends.
 func (n *Notify) Watch(pid int) {
@@ -86,13 +93,21 @@ func (n *Notify) Watch(pid int) {
 		return
 	}
 	go func() {
-		buf := make([]byte, 4096)
 		oob := make([]byte, unix.CmsgSpace(unix.SizeofUcred))
 		for {
-			var k, ok int
+			var msg string
+			var ok int
 			var rerr error
 			if err := rc.Read(func(fd uintptr) bool {
-				k, ok, _, _, rerr = unix.Recvmsg(int(fd), buf, oob, 0)
+				// A buffer only while a message is read: a start of 1000
+				// nodes waits on 1000 sockets.
+				buf := notifyBufs.Get().(*[notifyMax]byte)
+				var k int
+				k, ok, _, _, rerr = unix.Recvmsg(int(fd), buf[:], oob, 0)
+				if rerr == nil {
+					msg = string(buf[:k])
+				}
+				notifyBufs.Put(buf)
 				return rerr != unix.EAGAIN
 			}); err != nil {
 				return // closed
@@ -103,7 +118,7 @@ func (n *Notify) Watch(pid int) {
 			if from := sender(oob[:ok]); from <= 0 || from != pid && sid(from) != pid {
 				continue // not the node's: ignored
 			}
-			n.take(string(buf[:k]))
+			n.take(msg)
 		}
 	}()
 }
