@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/pin"
 
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -86,6 +87,10 @@ func (c *Set) stopWait(ctx context.Context, results []Result, o stopOpts) {
 	// opened, tested and removed relative to it.
 	s.dirs = pidfile.NewFolders()
 	defer s.dirs.Close()
+	// So is each rundir's cgroup folder, each node's folder removed
+	// relative to it.
+	s.cgroups = cgroup.NewParents()
+	defer s.cgroups.Close()
 	// Each pidfile is opened once, by its signal, and the same handle is
 	// waited on and removed through, as long as the descriptors last (half
 	// the budget: the waiter adds a pidfd to each); beyond, the waiter and
@@ -191,8 +196,10 @@ type stopWaiter struct {
 	released map[string]bool
 	// keep is how many more pidfiles may stay open from signal to removal.
 	keep int
-	// dirs has the pidfiles' folders open.
-	dirs *pidfile.Folders
+	// dirs has the pidfiles' folders open; cgroups the cgroup folders of
+	// the rundirs.
+	dirs    *pidfile.Folders
+	cgroups *cgroup.Parents
 	// trees are the waits for nodes' cgroups to empty (see treeGone),
 	// which end before stopWait does; expired closes at the timeout.
 	trees   sync.WaitGroup
@@ -245,7 +252,7 @@ func (s *stopWaiter) done(killed bool) func(waiter.Target, error) {
 			if killed && r.Err == nil {
 				r.Outcome = KilledAfterTimeout
 			}
-			if r.Err == nil && !s.c.treeEmpty(r) {
+			if r.Err == nil && !s.c.treeEmpty(r, s.cgroups) {
 				since := time.Now() // its lock holder is gone by now
 				// Over once its tree is gone too: off the waiter's loop.
 				s.trees.Go(func() {
