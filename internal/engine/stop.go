@@ -204,6 +204,9 @@ type stopWaiter struct {
 	// after runs each node's work once its lock is released, off the
 	// waiter's loop (see afterRelease).
 	after afterPool
+	// sessions are the nodes whose sessions the next look at /proc is
+	// for (see lookAtSession).
+	sessions sessionLooks
 	// trees are the waits for nodes' cgroups to empty (see treeGone),
 	// which end before stopWait does; expired closes at the timeout.
 	trees   sync.WaitGroup
@@ -263,82 +266,6 @@ func (s *stopWaiter) done(killed bool) func(waiter.Target, error) {
 		s.after.do(func() { s.afterRelease(r) })
 	}
 }
-
-// afterRelease is the work on r's node once its lock is released and its
-// pidfile removed: its emptied cgroup removed, or (a tree left, or a
-// session) a wait for its tree to go; then r is final.
-func (s *stopWaiter) afterRelease(r *Result) {
-	if afterReleaseHook != nil {
-		afterReleaseHook(r)
-	}
-	if r.Err == nil && !s.c.treeEmpty(r, s.cgroups) {
-		since := time.Now() // its lock holder is gone by now
-		// Over once its tree is gone too: off the pool.
-		s.trees.Go(func() {
-			// One tree looked at at a time: each look opens its
-			// folder, beside the waiter's descriptors.
-			s.treeMu.Lock()
-			s.c.treeGone(s.ctx, r, s.op, s.sig, s.expired, since)
-			s.treeMu.Unlock()
-			s.final(r)
-		})
-		return
-	}
-	s.final(r)
-}
-
-// afterReleaseHook, when set (by a test), runs first in afterRelease.
-var afterReleaseHook func(*Result)
-
-// afterWorkers bounds the goroutines of an afterPool: a node's work after
-// its release is a few system calls (an rmdir the kernel serializes), so
-// a few keep up with the deaths on a small machine, and each holds at
-// most one descriptor at a time.
-const afterWorkers = 4
-
-// An afterPool runs the work queued on it on up to afterWorkers
-// goroutines, started as work comes; queuing never blocks the waiter's
-// loop. The progress of nodes is reported in the order their work ends.
-type afterPool struct {
-	mu      sync.Mutex
-	queue   []func()
-	running int
-	wg      sync.WaitGroup
-}
-
-// do queues f, starting a worker if fewer than afterWorkers run.
-func (p *afterPool) do(f func()) {
-	p.mu.Lock()
-	p.queue = append(p.queue, f)
-	start := p.running < afterWorkers
-	if start {
-		p.running++
-	}
-	p.mu.Unlock()
-	if start {
-		p.wg.Go(p.work)
-	}
-}
-
-// work runs queued work until the queue is empty.
-func (p *afterPool) work() {
-	for {
-		p.mu.Lock()
-		if len(p.queue) == 0 {
-			p.running--
-			p.mu.Unlock()
-			return
-		}
-		f := p.queue[0]
-		p.queue[0] = nil
-		p.queue = p.queue[1:]
-		p.mu.Unlock()
-		f()
-	}
-}
-
-// wait returns once every queued work is done.
-func (p *afterPool) wait() { p.wg.Wait() }
 
 // escalate SIGKILLs, through their locks, the processes still holding them
 // when the timeout ran out: left, the targets not over, on the handles and
