@@ -145,7 +145,7 @@ func SessionMembers(sid int) ([]Proc, error) {
 // ordered by pid: one look, in which a caller finds the members of many
 // sessions.
 func ReadProcs() ([]Proc, error) {
-	return readProcs(nil)
+	return readProcs("/proc", nil)
 }
 
 // ReadSessions returns the live processes (not zombies) of the sessions
@@ -154,16 +154,17 @@ func ReadProcs() ([]Proc, error) {
 // and only a member's stat file is read. Where /proc is not of this
 // process's pid namespace, every stat file is read.
 func ReadSessions(want map[int]bool) ([]Proc, error) {
-	return readProcs(want)
+	return readProcs("/proc", want)
 }
 
-// readProcs is ReadProcs, of the sessions in want (nil: every process).
-func readProcs(want map[int]bool) ([]Proc, error) {
-	dfd, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+// readProcs is ReadProcs of the proc filesystem at root, of the sessions
+// in want (nil: every process).
+func readProcs(root string, want map[int]bool) ([]Proc, error) {
+	dfd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: "/proc", Err: err}
+		return nil, &os.PathError{Op: "open", Path: root, Err: err}
 	}
-	d := os.NewFile(uintptr(dfd), "/proc")
+	d := os.NewFile(uintptr(dfd), root)
 	defer d.Close()
 	names, err := d.Readdirnames(-1)
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -123,5 +125,33 @@ func TestReadSessionsAsReadProcs(t *testing.T) {
 				t.Errorf("ReadSessions(%v) lacks pid %d, which ReadProcs and ReadProc find", want, p.PID)
 			}
 		}
+	}
+}
+
+// Where /proc is not of this process's pid namespace (its "self" is not
+// this process's pid: a host's /proc in a container), getsid(2), which
+// answers in this namespace, is not asked: every stat file is read, and
+// a member is found by its stat file.
+func TestReadSessionsOfAnotherNamespacesProc(t *testing.T) {
+	root := t.TempDir()
+	// A pid above any pid_max: getsid answers ESRCH for it here.
+	const pid = 4194305
+	dir := filepath.Join(root, strconv.Itoa(pid))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	line := strconv.Itoa(pid) + " (w1) S 1 4194305 4194305 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 100 0\n"
+	if err := os.WriteFile(filepath.Join(dir, "stat"), []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("1", filepath.Join(root, "self")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readProcs(root, map[int]bool{pid: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].PID != pid || got[0].Session != pid {
+		t.Fatalf("readProcs of another namespace's /proc for session %d: %+v; want its member %d", pid, got, pid)
 	}
 }
