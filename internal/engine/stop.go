@@ -140,7 +140,7 @@ func (c *Set) stopWait(ctx context.Context, results []Result, o stopOpts) {
 		// the waiter, and come back for the SIGKILL round: opened once.
 		// Over when the process is gone, not only its lock: a node lets
 		// go of its lock a moment before it exits, or lives on.
-		t := waiter.Target{Path: r.Node.PidFile, PID: r.PID, Handle: h, Pidfd: pidfd, AwaitExit: true}
+		t := waiter.Target{Path: r.Node.PidFile, PID: r.PID, Handle: h, Pidfd: pidfd, AwaitExit: true, KeepHandle: true}
 		s.mu.Lock()
 		s.targets = append(s.targets, t)
 		s.byPath[r.Node.PidFile] = r
@@ -253,17 +253,26 @@ func (s *stopWaiter) done(killed bool) func(waiter.Target, error) {
 		s.released[t.Path] = true
 		s.mu.Unlock()
 		if err != nil {
+			if t.Handle != nil {
+				t.Handle.Close()
+			}
 			r.fail(s.op, err)
 			s.final(r)
 			return
 		}
-		// The pidfile is removed here, through the handle the waiter
-		// closes once this returns; the rest is the pool's.
-		s.c.stoppedOn(r, s.op, s.sig, t.Handle)
-		if killed && r.Err == nil {
-			r.Outcome = KilledAfterTimeout
-		}
-		s.after.do(func() { s.afterRelease(r) })
+		// The rest is the pool's, the pidfile's removal through the
+		// handle the lock was tested on (KeepHandle: the pool closes it)
+		// included: the loop only tests locks.
+		s.after.do(func() {
+			s.c.stoppedOn(r, s.op, s.sig, t.Handle)
+			if t.Handle != nil {
+				t.Handle.Close()
+			}
+			if killed && r.Err == nil {
+				r.Outcome = KilledAfterTimeout
+			}
+			s.afterRelease(r)
+		})
 	}
 }
 
