@@ -23,7 +23,12 @@ func TestStopWaitWorkAfterReleaseOffTheLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Set{Nodes: ns, RunDir: dir, Detach: true, Settle: -1}
+	// Two workers, whatever the cores: the first node's work waits, the
+	// other node's must still run.
+	workers := afterWorkers
+	afterWorkers = 2
 	t.Cleanup(func() {
+		afterWorkers = workers
 		afterReleaseHook, c.Progress = nil, nil
 		c.Kill(context.Background(), StopOptions{})
 	})
