@@ -4,10 +4,15 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/supervise"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -70,6 +75,35 @@ func TestStopWaitWorkAfterReleaseOffTheLoop(t *testing.T) {
 	for _, r := range results {
 		if r.Outcome != Stopped {
 			t.Errorf("%s: %v, %v; want stopped", r.Node.Name, r.Outcome, r.Err)
+		}
+	}
+}
+
+// A stopwait removes each node's run tag (the rundir open once for all
+// of them) before its signal: a multi run supervising the node then
+// takes its end as asked for, not as a crash to restart.
+func TestStopWaitRemovesRunTags(t *testing.T) {
+	dir := t.TempDir()
+	ns, err := nodes.Spec{Names: []string{"w1", "w2"}, RunDir: dir, Command: []string{"sleep", "60"}}.Nodes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Set{Nodes: ns, RunDir: dir, Detach: true, Settle: -1}
+	t.Cleanup(func() { c.Kill(context.Background(), StopOptions{}) })
+	if _, err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range ns {
+		if err := os.WriteFile(filepath.Join(dir, n.Name+supervise.TagExt), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.StopWait(context.Background(), StopOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range ns {
+		if _, err := os.Stat(filepath.Join(dir, n.Name+supervise.TagExt)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s's run tag after stopwait: %v; want it removed", n.Name, err)
 		}
 	}
 }

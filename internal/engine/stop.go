@@ -11,6 +11,7 @@ import (
 
 	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/pin"
+	"github.com/multi-launcher/multi/nodes"
 
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/multi-launcher/multi/waiter"
@@ -30,7 +31,7 @@ func (c *Set) Stop(ctx context.Context, o StopOptions) ([]Result, error) {
 		r := &results[i]
 		if err := ctx.Err(); err != nil {
 			r.fail("stop", err)
-		} else if ok, _, _ := c.signalOne(r, "stop", sig, dirs, false); ok {
+		} else if ok, _, _ := c.signalOne(r, "stop", sig, dirs, nil, false); ok {
 			r.Outcome = Signalled
 			c.signalTree(r, "stop", sig)
 		} else {
@@ -87,6 +88,12 @@ func (c *Set) stopWait(ctx context.Context, results []Result, o stopOpts) {
 	// opened, tested and removed relative to it.
 	s.dirs = pidfile.NewFolders()
 	defer s.dirs.Close()
+	// So is the rundir, for the run tags (a missing rundir: each tag's
+	// removal reaches it, and finds nothing).
+	if d, err := nodes.OpenDir(c.rundir()); err == nil {
+		s.tags = d
+		defer d.Close()
+	}
 	// So is each rundir's cgroup folder, each node's folder removed
 	// relative to it.
 	s.cgroups = cgroup.NewParents()
@@ -201,6 +208,9 @@ type stopWaiter struct {
 	// the rundirs.
 	dirs    *pidfile.Folders
 	cgroups *cgroup.Parents
+	// tags is the rundir, open for the run tags' removal; nil if it could
+	// not be opened.
+	tags *nodes.Dir
 	// after runs each node's work once its lock is released, off the
 	// waiter's loop (see afterRelease).
 	after afterPool
@@ -227,7 +237,7 @@ func (s *stopWaiter) signal(ctx context.Context, r *Result) (bool, *pidfile.Hand
 		r.fail(s.op, fmt.Errorf("%w (%s)", ErrStopSignal, pin.SignalName(s.sig)))
 		return false, nil, nil
 	}
-	ok, h, pidfd := s.c.signalOne(r, s.op, s.sig, s.dirs, s.keep > 0)
+	ok, h, pidfd := s.c.signalOne(r, s.op, s.sig, s.dirs, s.tags, s.keep > 0)
 	if h != nil {
 		s.keep--
 	}
