@@ -88,12 +88,6 @@ func (c *Set) stopWait(ctx context.Context, results []Result, o stopOpts) {
 	// opened, tested and removed relative to it.
 	s.dirs = pidfile.NewFolders()
 	defer s.dirs.Close()
-	// So is the rundir, for the run tags (a missing rundir: each tag's
-	// removal reaches it, and finds nothing).
-	if d, err := nodes.OpenDir(c.rundir()); err == nil {
-		s.tags = d
-		defer d.Close()
-	}
 	// So is each rundir's cgroup folder, each node's folder removed
 	// relative to it.
 	s.cgroups = cgroup.NewParents()
@@ -102,7 +96,19 @@ func (c *Set) stopWait(ctx context.Context, results []Result, o stopOpts) {
 	// waited on and removed through, as long as the descriptors last (half
 	// the budget: the waiter adds a pidfd to each); beyond, the waiter and
 	// the remover open the pidfile again, as they would without a handle.
-	s.keep = waiter.DescriptorBudget() / 2
+	budget := waiter.DescriptorBudget()
+	s.keep = budget / 2
+	// With descriptors to spare for every node's pidfile and pidfd at
+	// once, and more, the pool removes the pidfiles too (each handle
+	// kept until then), and the rundir stays open for the run tags
+	// (otherwise reached for each, its descriptor closed at once); under
+	// a low limit the loop removes each pidfile and closes its handle,
+	// so that the waiter's count of what is open holds (few_fds).
+	s.plenty = budget >= 4*len(results)+64
+	if d, err := nodes.OpenDir(c.rundir()); s.plenty && err == nil {
+		s.tags = d
+		defer d.Close()
+	}
 	// Lost nodes signalled (StopOptions.Lost) are waited for through pidfds,
 	// beside the others.
 	var lostWait sync.WaitGroup
@@ -147,7 +153,7 @@ func (c *Set) stopWait(ctx context.Context, results []Result, o stopOpts) {
 		// the waiter, and come back for the SIGKILL round: opened once.
 		// Over when the process is gone, not only its lock: a node lets
 		// go of its lock a moment before it exits, or lives on.
-		t := waiter.Target{Path: r.Node.PidFile, PID: r.PID, Handle: h, Pidfd: pidfd, AwaitExit: true, KeepHandle: true}
+		t := waiter.Target{Path: r.Node.PidFile, PID: r.PID, Handle: h, Pidfd: pidfd, AwaitExit: true, KeepHandle: s.plenty}
 		s.mu.Lock()
 		s.targets = append(s.targets, t)
 		s.byPath[r.Node.PidFile] = r
@@ -209,8 +215,11 @@ type stopWaiter struct {
 	dirs    *pidfile.Folders
 	cgroups *cgroup.Parents
 	// tags is the rundir, open for the run tags' removal; nil if it could
-	// not be opened.
+	// not be opened, or descriptors are short.
 	tags *nodes.Dir
+	// plenty: descriptors to spare; the pool removes each pidfile,
+	// through the handle the waiter hands over (KeepHandle).
+	plenty bool
 	// after runs each node's work once its lock is released, off the
 	// waiter's loop (see afterRelease).
 	after afterPool
@@ -263,26 +272,39 @@ func (s *stopWaiter) done(killed bool) func(waiter.Target, error) {
 		s.released[t.Path] = true
 		s.mu.Unlock()
 		if err != nil {
-			if t.Handle != nil {
+			if t.KeepHandle && t.Handle != nil {
 				t.Handle.Close()
 			}
 			r.fail(s.op, err)
 			s.final(r)
 			return
 		}
+		if !t.KeepHandle {
+			// Descriptors are short: the pidfile is removed here,
+			// through the handle the waiter closes once this returns.
+			s.stoppedOn(r, t.Handle, killed)
+			s.after.do(func() { s.afterRelease(r) })
+			return
+		}
 		// The rest is the pool's, the pidfile's removal through the
 		// handle the lock was tested on (KeepHandle: the pool closes it)
 		// included: the loop only tests locks.
 		s.after.do(func() {
-			s.c.stoppedOn(r, s.op, s.sig, t.Handle)
+			s.stoppedOn(r, t.Handle, killed)
 			if t.Handle != nil {
 				t.Handle.Close()
 			}
-			if killed && r.Err == nil {
-				r.Outcome = KilledAfterTimeout
-			}
 			s.afterRelease(r)
 		})
+	}
+}
+
+// stoppedOn is Set.stoppedOn for r, its pidfile removed through h (if not
+// nil); killed: r's node was SIGKILLed after the timeout.
+func (s *stopWaiter) stoppedOn(r *Result, h *pidfile.Handle, killed bool) {
+	s.c.stoppedOn(r, s.op, s.sig, h)
+	if killed && r.Err == nil {
+		r.Outcome = KilledAfterTimeout
 	}
 }
 
