@@ -30,6 +30,9 @@ func OpenDir(path string) (*Dir, error) {
 // Close closes the folder.
 func (d *Dir) Close() error { return d.d.Close() }
 
+// Remove removes the file name in the folder, whatever it is.
+func (d *Dir) Remove(name string) error { return d.d.Remove(name) }
+
 // Make makes the file name in the folder holding data, and returns what
 // identifies it (for [Dir.Has] and [Dir.RemoveMade]). It is always a new
 // file (O_CREAT|O_EXCL, O_NOFOLLOW): whatever had the name before, a link

@@ -145,27 +145,91 @@ func SessionMembers(sid int) ([]Proc, error) {
 // ordered by pid: one look, in which a caller finds the members of many
 // sessions.
 func ReadProcs() ([]Proc, error) {
-	d, err := os.Open("/proc")
+	return readProcs("/proc", nil)
+}
+
+// ReadSessions returns the live processes (not zombies) of the sessions
+// want holds, ordered by pid: one look at /proc, as [ReadProcs] takes it,
+// in which the kernel is asked each listed process's session (getsid)
+// and only a member's stat file is read. Where /proc is not of this
+// process's pid namespace, every stat file is read.
+func ReadSessions(want map[int]bool) ([]Proc, error) {
+	return readProcs("/proc", want)
+}
+
+// readProcs is ReadProcs of the proc filesystem at root, of the sessions
+// in want (nil: every process).
+func readProcs(root string, want map[int]bool) ([]Proc, error) {
+	dfd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return nil, &os.PathError{Op: "open", Path: root, Err: err}
 	}
+	d := os.NewFile(uintptr(dfd), root)
 	defer d.Close()
 	names, err := d.Readdirnames(-1)
 	if err != nil {
 		return nil, err
 	}
+	// getsid answers in this process's pid namespace: only where /proc
+	// numbers processes as it does.
+	ask := want != nil && procIsOurs(int(d.Fd()))
+	buf := make([]byte, 1024)
 	out := make([]Proc, 0, len(names))
 	for _, name := range names {
 		pid, err := strconv.Atoi(name)
 		if err != nil || pid <= 0 {
 			continue
 		}
-		p, err := ReadProc(pid)
-		if err != nil || p.Gone() {
+		if ask {
+			sid, err := unix.Getsid(pid)
+			if err == unix.ESRCH {
+				continue // gone since the listing
+			}
+			if err == nil && !want[sid] {
+				continue
+			}
+		}
+		p, err := readStatAt(int(d.Fd()), name, buf)
+		if err != nil || p.Gone() || want != nil && !want[p.Session] {
 			continue // gone since the listing
 		}
 		out = append(out, p)
 	}
 	slices.SortFunc(out, func(a, b Proc) int { return a.PID - b.PID })
 	return out, nil
+}
+
+// readStatAt reads PID/stat in the /proc open at dirfd, into buf (grown
+// if the file is longer): plain system calls, no os.File per process.
+func readStatAt(dirfd int, pid string, buf []byte) (Proc, error) {
+	fd, err := unix.Openat(dirfd, pid+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return Proc{}, err
+	}
+	defer unix.Close(fd)
+	n := 0
+	for {
+		m, err := unix.Read(fd, buf[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return Proc{}, err
+		}
+		if m <= 0 {
+			break
+		}
+		if n += m; n == len(buf) {
+			buf = append(buf, make([]byte, len(buf))...)
+		}
+	}
+	return parseProc(buf[:n])
+}
+
+// procIsOurs reports whether the /proc open at dirfd numbers processes as
+// this process's pid namespace does: its "self" is this process's pid.
+func procIsOurs(dirfd int) bool {
+	b := make([]byte, 32)
+	n, err := unix.Readlinkat(dirfd, "self", b)
+	return err == nil && string(b[:n]) == strconv.Itoa(os.Getpid())
 }

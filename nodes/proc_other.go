@@ -33,3 +33,6 @@ func SessionMembers(sid int) ([]Proc, error) { return nil, errors.ErrUnsupported
 
 // ReadProcs returns every live process; only Linux says.
 func ReadProcs() ([]Proc, error) { return nil, errors.ErrUnsupported }
+
+// ReadSessions is Linux's.
+func ReadSessions(want map[int]bool) ([]Proc, error) { return nil, errors.ErrUnsupported }

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -56,5 +59,99 @@ func TestReadProcSelf(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("session %d: %v lacks this process", sid.Session, members)
+	}
+}
+
+// ReadSessions, the look a stop takes for the sessions of the nodes it
+// waits for, finds the same members of those sessions as ReadProcs, and
+// no process of another session.
+func TestReadSessionsAsReadProcs(t *testing.T) {
+	cmd := exec.Command("setsid", "sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Skip(err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	self, err := ReadProc(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := cmd.Process.Pid
+	var sid int
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		// setsid(1) execs sleep in the same process once it has its own session.
+		if p, err := ReadProc(child); err == nil && p.Session == child && p.Comm == "sleep" {
+			sid = child
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the child did not make a session of its own")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	want := map[int]bool{sid: true, self.Session: true}
+	got, err := ReadSessions(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := ReadProcs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := func(ps []Proc, pid int) bool {
+		for _, p := range ps {
+			if p.PID == pid {
+				return true
+			}
+		}
+		return false
+	}
+	for _, pid := range []int{child, os.Getpid()} {
+		if !has(got, pid) {
+			t.Errorf("ReadSessions(%v) lacks pid %d: %v", want, pid, got)
+		}
+	}
+	for _, p := range got {
+		if !want[p.Session] {
+			t.Errorf("ReadSessions(%v) has pid %d of session %d", want, p.PID, p.Session)
+		}
+	}
+	for _, p := range all {
+		if want[p.Session] && !has(got, p.PID) && p.PID != os.Getpid() {
+			if q, err := ReadProc(p.PID); err == nil && !q.Gone() && want[q.Session] {
+				t.Errorf("ReadSessions(%v) lacks pid %d, which ReadProcs and ReadProc find", want, p.PID)
+			}
+		}
+	}
+}
+
+// Where /proc is not of this process's pid namespace (its "self" is not
+// this process's pid: a host's /proc in a container), getsid(2), which
+// answers in this namespace, is not asked: every stat file is read, and
+// a member is found by its stat file.
+func TestReadSessionsOfAnotherNamespacesProc(t *testing.T) {
+	root := t.TempDir()
+	// A pid above any pid_max: getsid answers ESRCH for it here.
+	const pid = 4194305
+	dir := filepath.Join(root, strconv.Itoa(pid))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	line := strconv.Itoa(pid) + " (w1) S 1 4194305 4194305 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 100 0\n"
+	if err := os.WriteFile(filepath.Join(dir, "stat"), []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("1", filepath.Join(root, "self")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readProcs(root, map[int]bool{pid: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].PID != pid || got[0].Session != pid {
+		t.Fatalf("readProcs of another namespace's /proc for session %d: %+v; want its member %d", pid, got, pid)
 	}
 }

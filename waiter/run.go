@@ -57,14 +57,14 @@ func (r *run) probe(i int) {
 		}
 	}
 	state, pid, err := h.Holder()
-	held := false
+	held, exited := false, false
 	switch {
 	case err != nil:
 	case state == pidfile.Running && (r.targets[i].PID <= 0 || pid == r.targets[i].PID),
 		state == pidfile.Elsewhere && r.targets[i].PID <= 0:
 		held = true
 	default:
-		held = r.lives(i)
+		held, exited = r.lives(i)
 	}
 	if held {
 		if r.pids[i] <= 0 && state == pidfile.Running {
@@ -86,7 +86,7 @@ func (r *run) probe(i int) {
 		r.hs[i] = nil
 		r.kept--
 	}
-	if err == nil && r.w != nil {
+	if err == nil && r.w != nil && !exited {
 		r.w.settle(i, r.given[i])
 	}
 	r.pending--
@@ -96,22 +96,26 @@ func (r *run) probe(i int) {
 // lives reports whether target i awaits its holder's exit
 // ([Target.AwaitExit]) and that holder, which has let go of the lock,
 // has not exited yet, as its pidfd says. The pidfd is then watched, so
-// that the exit wakes the target.
-func (r *run) lives(i int) bool {
+// that the exit wakes the target. exited says the pidfd said the holder
+// has exited (nothing left to settle).
+func (r *run) lives(i int) (alive, exited bool) {
 	if !r.targets[i].AwaitExit {
-		return false
+		return false, false
 	}
 	f := r.given[i]
 	if f == nil && r.w != nil {
 		f = r.w.pidfd(i)
 	}
-	if f == nil || pidfdExited(f) {
-		return false
+	if f == nil {
+		return false, false
+	}
+	if pidfdExited(f) {
+		return false, true
 	}
 	if r.given[i] != nil && r.w != nil {
 		r.watch(i, false)
 	}
-	return true
+	return true, false
 }
 
 // watch watches target i's holder through the pidfd it came with or, with
@@ -136,7 +140,8 @@ func (r *run) round() {
 }
 
 // finish reports target i over, handing done h (if not nil: the handle
-// its lock was last tested on), and then closes h.
+// its lock was last tested on), and then closes h, unless the target
+// keeps it ([Target.KeepHandle]).
 func (r *run) finish(i int, err error, h *pidfile.Handle) {
 	r.over[i] = true
 	if r.w != nil {
@@ -150,6 +155,9 @@ func (r *run) finish(i int, err error, h *pidfile.Handle) {
 		t := r.targets[i]
 		t.Handle = h
 		r.done(t, err)
+		if t.KeepHandle {
+			return // done's to close
+		}
 	}
 	if h != nil {
 		r.closeLater(h)

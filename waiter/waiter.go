@@ -70,6 +70,11 @@ type Target struct {
 	// has), not at the release alone: a process may let go of its lock
 	// and live on, exiting or not. Without a pidfd the lock decides.
 	AwaitExit bool
+	// KeepHandle: the handle done is given with the target over (the
+	// pidfile, open where its lock was last tested) is done's to close,
+	// not the waiter's: a caller that removes the pidfile through it off
+	// the waiter's goroutine.
+	KeepHandle bool
 }
 
 // A Strategy decides how to wait: [Poll] and [Notify] are the two there

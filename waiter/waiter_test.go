@@ -251,3 +251,36 @@ func TestWaitAllGivenHandle(t *testing.T) {
 		})
 	}
 }
+
+// With KeepHandle, the handle done gets is done's: still open once
+// WaitAll has returned (the caller removes the pidfile through it off
+// the waiter's goroutine, and closes it).
+func TestWaitAllKeepHandle(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "w.pid")
+	hp := hold(t, path)
+	h, err := pidfile.OpenToRemove(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *pidfile.Handle
+	finish := mustBlock(t, func() error {
+		return waiter.WaitAll(t.Context(), []waiter.Target{{Path: path, Handle: h, KeepHandle: true}}, nil, func(tg waiter.Target, err error) {
+			if err != nil {
+				t.Errorf("done: %v", err)
+			}
+			got = tg.Handle
+		})
+	})
+	hp.cmd.Process.Signal(syscall.SIGKILL)
+	if err := finish(); err != nil {
+		t.Fatal(err)
+	}
+	if got == nil {
+		t.Fatal("done got no handle")
+	}
+	defer got.Close()
+	if state, _, err := got.Holder(); err != nil || state != pidfile.Stale {
+		t.Fatalf("the kept handle after WaitAll: %v, %v; want open, stale", state, err)
+	}
+}

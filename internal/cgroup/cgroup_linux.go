@@ -97,23 +97,42 @@ var readInHook func(name string)
 // readIn reads the file name in the folder f. A folder removed since it
 // was opened reads as fs.ErrNotExist.
 func readIn(f *os.File, name string) ([]byte, error) {
-	fd, err := unix.Openat(int(f.Fd()), name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	return readAt(int(f.Fd()), name)
+}
+
+// readAt is readIn in the folder open at dirfd: plain reads of a small
+// file, no os.File around it.
+func readAt(dirfd int, name string) ([]byte, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, err
 	}
-	g := os.NewFile(uintptr(fd), name)
-	defer g.Close()
+	defer unix.Close(fd)
 	if readInHook != nil {
 		readInHook(name)
 	}
-	var b bytes.Buffer
-	_, err = b.ReadFrom(g)
-	if errors.Is(err, unix.ENODEV) {
-		// The folder was removed after it was opened (another command's
-		// stop of the same node): gone, as if never found.
-		return nil, fmt.Errorf("%w (%w)", fs.ErrNotExist, err)
+	b := make([]byte, 0, 512)
+	for {
+		n, err := unix.Read(fd, b[len(b):cap(b)])
+		if err == unix.EINTR {
+			continue
+		}
+		if errors.Is(err, unix.ENODEV) {
+			// The folder was removed after it was opened (another
+			// command's stop of the same node): gone, as if never found.
+			return nil, fmt.Errorf("%w (%w)", fs.ErrNotExist, err)
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: name, Err: err}
+		}
+		if n <= 0 {
+			return b, nil
+		}
+		b = b[:len(b)+n]
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
 	}
-	return b.Bytes(), err
 }
 
 // A Tree is what a node's cgroup holds.

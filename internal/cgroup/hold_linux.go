@@ -159,6 +159,11 @@ func removeIdle(dirfd int, name string) error {
 		return err
 	}
 	defer unix.Close(fd)
+	return removeOpen(dirfd, name, fd)
+}
+
+// removeOpen is removeIdle of the folder fd, opened as name in dirfd.
+func removeOpen(dirfd int, name string, fd int) error {
 	if err := flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		if err == unix.EWOULDBLOCK {
 			return errInUse

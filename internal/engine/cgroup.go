@@ -204,23 +204,17 @@ func (c *Set) treeGone(ctx context.Context, r *Result, op string, sig syscall.Si
 	}
 }
 
-// removeCgroup removes r's node's emptied cgroup, under the node's record
-// lock, so that a start of the node making it again meanwhile keeps it;
-// and the rundir's folder once empty, unless the caller does that at its
-// end (leaveParent: a stop of many nodes, see removeParents).
+// removeCgroup removes r's node's emptied cgroup; and the rundir's
+// folder once empty, unless the caller does that at its end
+// (leaveParent: a stop of many nodes, see removeParents). No record lock
+// is taken nor record read again: a start of the node that makes the
+// same folder meanwhile holds it until its node is in it (see
+// [cgroup.Make]), and a folder of another path is as empty.
 func (c *Set) removeCgroup(r *Result, leaveParent bool) {
 	n := r.Node
 	if n.Cgroup == "" {
 		return // a session leaves nothing to remove
 	}
-	lk, err := nodes.LockRecord(context.Background(), c.rundir(), n.Name)
-	if err != nil {
-		return // the next command removes it
-	}
-	defer lk.Unlock()
-	// No record read again: a start of the node that makes the same
-	// folder meanwhile holds it until its node is in it (see
-	// [cgroup.Make]), and a folder of another path is as empty.
 	remove := cgroup.Remove
 	if leaveParent {
 		remove = cgroup.RemoveNode
@@ -348,9 +342,10 @@ func dropCgroup(rundir string, n nodes.Node) {
 }
 
 // treeEmpty reports whether nothing of r's node's tree is left to wait
-// for, removing its emptied cgroup: a node of one process, gone with its
-// lock, costs a stop one look, and no goroutine holding descriptors.
-func (c *Set) treeEmpty(r *Result) bool {
+// for, removing its emptied cgroup through dirs (see [cgroup.Parents.Clear]):
+// a node of one process, gone with its lock, costs a stop one rmdir, and
+// no goroutine holding descriptors.
+func (c *Set) treeEmpty(r *Result, dirs *cgroup.Parents) bool {
 	n := r.Node
 	if n.KillMode == cgroup.Process || r.HeldBy != 0 || n.Cgroup == "" && !inSession(n) {
 		return true
@@ -360,15 +355,13 @@ func (c *Set) treeEmpty(r *Result) bool {
 		// the nodes that ended meanwhile.
 		return false
 	}
-	// cgroup.events alone: a stop of many nodes looks at each.
-	full, err := cgroup.Populated(n.Cgroup, c.rundir(), n.Name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return true
-	}
-	if err != nil || full {
+	empty, err := dirs.Clear(n.Cgroup, c.rundir(), n.Name)
+	if !empty {
 		return false // treeGone waits, kills and says why
 	}
-	c.removeCgroup(r, true)
+	if err != nil {
+		r.recordErr(err)
+	}
 	return true
 }
 

@@ -14,9 +14,8 @@ import (
 )
 
 // TestStopRemovesEmptyCgroup: the empty cgroup folder of a node that
-// exited on its own is removed by the next stop of the node (which takes
-// its record lock to do so), not left for its next start; status, which
-// only reads, leaves it.
+// exited on its own is removed by the next stop of the node, not left
+// for its next start; status, which only reads, leaves it.
 func TestStopRemovesEmptyCgroup(t *testing.T) {
 	testutil.NeedRoot(t)
 	dir := t.TempDir()

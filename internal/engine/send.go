@@ -21,7 +21,7 @@ func (c *Set) Send(ctx context.Context, sig syscall.Signal, o StopOptions) ([]Re
 		case ctx.Err() != nil:
 			r.fail("signal", ctx.Err())
 		default:
-			if ok, _, _ := c.signalOne(r, "signal", sig, nil, false); ok {
+			if ok, _, _ := c.signalOne(r, "signal", sig, nil, nil, false); ok {
 				r.Outcome = Signalled
 			}
 		}

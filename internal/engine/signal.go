@@ -20,13 +20,14 @@ import (
 // writing where it may be, see [pidfile.OpenToRemove]) for the caller to
 // wait on, remove through and close, with the pidfd that pinned the
 // holder (Linux). The pidfile is opened in its folder as dirs has it open
-// (nil: reached for it alone).
+// (nil: reached for it alone), the run tag removed in the rundir as tags
+// has it open (nil: reached for it alone).
 //
 // The holder is signalled only if it is the process the node's record
 // names, when the record names one ([Cluster.recordedProcess]); else r
 // fails with a [*pin.HolderError].
-func (c *Set) signalOne(r *Result, op string, sig syscall.Signal, dirs *pidfile.Folders, keep bool) (bool, *pidfile.Handle, *os.File) {
-	c.untagRun(r.Node.Name, op, sig) // before the signal: see runTagExt
+func (c *Set) signalOne(r *Result, op string, sig syscall.Signal, dirs *pidfile.Folders, tags *nodes.Dir, keep bool) (bool, *pidfile.Handle, *os.File) {
+	c.untagRun(r.Node.Name, op, sig, tags) // before the signal: see runTagExt
 	info, h, pidfd, err := c.signalRecorded(r.Node, sig, dirs, keep)
 	if h != nil && (err != nil || !keep) {
 		defer h.Close()
@@ -120,12 +121,18 @@ func removeStale(path string, h *pidfile.Handle) error {
 
 // untagRun removes the node's run tag when op with sig asks the node to
 // end; without a run there is none, and nothing happens. The rundir is
-// reached without following an untrusted link: one swapped for a link
-// makes root remove nothing elsewhere.
-func (c *Set) untagRun(name string, op string, sig syscall.Signal) {
-	if endsNode(op, sig) {
-		nodes.RemoveIn(c.rundir(), name+supervise.TagExt)
+// reached without following an untrusted link (once for a stop of many
+// nodes: tags, if not nil): one swapped for a link makes root remove
+// nothing elsewhere.
+func (c *Set) untagRun(name string, op string, sig syscall.Signal, tags *nodes.Dir) {
+	if !endsNode(op, sig) {
+		return
 	}
+	if tags != nil {
+		tags.Remove(name + supervise.TagExt)
+		return
+	}
+	nodes.RemoveIn(c.rundir(), name+supervise.TagExt)
 }
 
 // endsNode reports whether op with sig asks the node to end: stopwait,

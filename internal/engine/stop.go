@@ -9,7 +9,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/pin"
+	"github.com/multi-launcher/multi/nodes"
 
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/multi-launcher/multi/waiter"
@@ -29,7 +31,7 @@ func (c *Set) Stop(ctx context.Context, o StopOptions) ([]Result, error) {
 		r := &results[i]
 		if err := ctx.Err(); err != nil {
 			r.fail("stop", err)
-		} else if ok, _, _ := c.signalOne(r, "stop", sig, dirs, false); ok {
+		} else if ok, _, _ := c.signalOne(r, "stop", sig, dirs, nil, false); ok {
 			r.Outcome = Signalled
 			c.signalTree(r, "stop", sig)
 		} else {
@@ -86,11 +88,27 @@ func (c *Set) stopWait(ctx context.Context, results []Result, o stopOpts) {
 	// opened, tested and removed relative to it.
 	s.dirs = pidfile.NewFolders()
 	defer s.dirs.Close()
+	// So is each rundir's cgroup folder, each node's folder removed
+	// relative to it.
+	s.cgroups = cgroup.NewParents()
+	defer s.cgroups.Close()
 	// Each pidfile is opened once, by its signal, and the same handle is
 	// waited on and removed through, as long as the descriptors last (half
 	// the budget: the waiter adds a pidfd to each); beyond, the waiter and
 	// the remover open the pidfile again, as they would without a handle.
-	s.keep = waiter.DescriptorBudget() / 2
+	budget := waiter.DescriptorBudget()
+	s.keep = budget / 2
+	// With descriptors to spare for every node's pidfile and pidfd at
+	// once, and more, the pool removes the pidfiles too (each handle
+	// kept until then), and the rundir stays open for the run tags
+	// (otherwise reached for each, its descriptor closed at once); under
+	// a low limit the loop removes each pidfile and closes its handle,
+	// so that the waiter's count of what is open holds (few_fds).
+	s.plenty = budget >= 4*len(results)+64
+	if d, err := nodes.OpenDir(c.rundir()); s.plenty && err == nil {
+		s.tags = d
+		defer d.Close()
+	}
 	// Lost nodes signalled (StopOptions.Lost) are waited for through pidfds,
 	// beside the others.
 	var lostWait sync.WaitGroup
@@ -135,7 +153,7 @@ func (c *Set) stopWait(ctx context.Context, results []Result, o stopOpts) {
 		// the waiter, and come back for the SIGKILL round: opened once.
 		// Over when the process is gone, not only its lock: a node lets
 		// go of its lock a moment before it exits, or lives on.
-		t := waiter.Target{Path: r.Node.PidFile, PID: r.PID, Handle: h, Pidfd: pidfd, AwaitExit: true}
+		t := waiter.Target{Path: r.Node.PidFile, PID: r.PID, Handle: h, Pidfd: pidfd, AwaitExit: true, KeepHandle: s.plenty}
 		s.mu.Lock()
 		s.targets = append(s.targets, t)
 		s.byPath[r.Node.PidFile] = r
@@ -149,6 +167,7 @@ func (c *Set) stopWait(ctx context.Context, results []Result, o stopOpts) {
 		defer time.AfterFunc(s.timeout, func() { close(s.expired); cancel() }).Stop()
 	}
 	defer s.trees.Wait() // before the timer stops: they wait for it
+	defer s.after.wait() // before the trees: it starts them
 	end := <-waited
 	left := end.left
 	for t := range in {
@@ -191,8 +210,22 @@ type stopWaiter struct {
 	released map[string]bool
 	// keep is how many more pidfiles may stay open from signal to removal.
 	keep int
-	// dirs has the pidfiles' folders open.
-	dirs *pidfile.Folders
+	// dirs has the pidfiles' folders open; cgroups the cgroup folders of
+	// the rundirs.
+	dirs    *pidfile.Folders
+	cgroups *cgroup.Parents
+	// tags is the rundir, open for the run tags' removal; nil if it could
+	// not be opened, or descriptors are short.
+	tags *nodes.Dir
+	// plenty: descriptors to spare; the pool removes each pidfile,
+	// through the handle the waiter hands over (KeepHandle).
+	plenty bool
+	// after runs each node's work once its lock is released, off the
+	// waiter's loop (see afterRelease).
+	after afterPool
+	// sessions are the nodes whose sessions the next look at /proc is
+	// for (see lookAtSession).
+	sessions sessionLooks
 	// trees are the waits for nodes' cgroups to empty (see treeGone),
 	// which end before stopWait does; expired closes at the timeout.
 	trees   sync.WaitGroup
@@ -213,7 +246,7 @@ func (s *stopWaiter) signal(ctx context.Context, r *Result) (bool, *pidfile.Hand
 		r.fail(s.op, fmt.Errorf("%w (%s)", ErrStopSignal, pin.SignalName(s.sig)))
 		return false, nil, nil
 	}
-	ok, h, pidfd := s.c.signalOne(r, s.op, s.sig, s.dirs, s.keep > 0)
+	ok, h, pidfd := s.c.signalOne(r, s.op, s.sig, s.dirs, s.tags, s.keep > 0)
 	if h != nil {
 		s.keep--
 	}
@@ -239,27 +272,39 @@ func (s *stopWaiter) done(killed bool) func(waiter.Target, error) {
 		s.released[t.Path] = true
 		s.mu.Unlock()
 		if err != nil {
+			if t.KeepHandle && t.Handle != nil {
+				t.Handle.Close()
+			}
 			r.fail(s.op, err)
-		} else {
-			s.c.stoppedOn(r, s.op, s.sig, t.Handle)
-			if killed && r.Err == nil {
-				r.Outcome = KilledAfterTimeout
-			}
-			if r.Err == nil && !s.c.treeEmpty(r) {
-				since := time.Now() // its lock holder is gone by now
-				// Over once its tree is gone too: off the waiter's loop.
-				s.trees.Go(func() {
-					// One tree looked at at a time: each look opens its
-					// folder, beside the waiter's descriptors.
-					s.treeMu.Lock()
-					s.c.treeGone(s.ctx, r, s.op, s.sig, s.expired, since)
-					s.treeMu.Unlock()
-					s.final(r)
-				})
-				return
-			}
+			s.final(r)
+			return
 		}
-		s.final(r)
+		if !t.KeepHandle {
+			// Descriptors are short: the pidfile is removed here,
+			// through the handle the waiter closes once this returns.
+			s.stoppedOn(r, t.Handle, killed)
+			s.after.do(func() { s.afterRelease(r) })
+			return
+		}
+		// The rest is the pool's, the pidfile's removal through the
+		// handle the lock was tested on (KeepHandle: the pool closes it)
+		// included: the loop only tests locks.
+		s.after.do(func() {
+			s.stoppedOn(r, t.Handle, killed)
+			if t.Handle != nil {
+				t.Handle.Close()
+			}
+			s.afterRelease(r)
+		})
+	}
+}
+
+// stoppedOn is Set.stoppedOn for r, its pidfile removed through h (if not
+// nil); killed: r's node was SIGKILLed after the timeout.
+func (s *stopWaiter) stoppedOn(r *Result, h *pidfile.Handle, killed bool) {
+	s.c.stoppedOn(r, s.op, s.sig, h)
+	if killed && r.Err == nil {
+		r.Outcome = KilledAfterTimeout
 	}
 }
 

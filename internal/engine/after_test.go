@@ -1,0 +1,109 @@
+//go:build unix
+
+package engine
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/multi-launcher/multi/internal/supervise"
+	"github.com/multi-launcher/multi/nodes"
+)
+
+// A node's work after its lock is released (its cgroup removed, its
+// tree looked at) runs off the waiter's loop: while one node's is held
+// up, the other node's release is still seen and reported. Run on the
+// loop, the first node's work held up every later one (a stop of many
+// nodes ended with a backlog of them after the last death).
+func TestStopWaitWorkAfterReleaseOffTheLoop(t *testing.T) {
+	dir := t.TempDir()
+	ns, err := nodes.Spec{Names: []string{"w1", "w2"}, RunDir: dir, Command: []string{"sleep", "60"}}.Nodes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Set{Nodes: ns, RunDir: dir, Detach: true, Settle: -1}
+	// Two workers, whatever the cores: the first node's work waits, the
+	// other node's must still run.
+	workers := afterWorkers
+	afterWorkers = 2
+	t.Cleanup(func() {
+		afterWorkers = workers
+		afterReleaseHook, c.Progress = nil, nil
+		c.Kill(context.Background(), StopOptions{})
+	})
+	if _, err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	reported := map[string]chan struct{}{"w1": make(chan struct{}), "w2": make(chan struct{})}
+	other := map[string]string{"w1": "w2", "w2": "w1"}
+	var first string
+	var heldUp bool
+	c.Progress = func(r Result) { close(reported[r.Node.Name]) }
+	afterReleaseHook = func(r *Result) {
+		mu.Lock()
+		isFirst := first == ""
+		if isFirst {
+			first = r.Node.Name
+		}
+		mu.Unlock()
+		if !isFirst {
+			return
+		}
+		// The first node's work waits for the other node's report.
+		select {
+		case <-reported[other[r.Node.Name]]:
+		case <-time.After(10 * time.Second):
+			mu.Lock()
+			heldUp = true
+			mu.Unlock()
+		}
+	}
+	results, err := c.StopWait(context.Background(), StopOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if heldUp {
+		t.Fatalf("%s's release was not reported while %s's work after its release waited: that work holds up the waiter's loop", other[first], first)
+	}
+	for _, r := range results {
+		if r.Outcome != Stopped {
+			t.Errorf("%s: %v, %v; want stopped", r.Node.Name, r.Outcome, r.Err)
+		}
+	}
+}
+
+// A stopwait removes each node's run tag (the rundir open once for all
+// of them) before its signal: a multi run supervising the node then
+// takes its end as asked for, not as a crash to restart.
+func TestStopWaitRemovesRunTags(t *testing.T) {
+	dir := t.TempDir()
+	ns, err := nodes.Spec{Names: []string{"w1", "w2"}, RunDir: dir, Command: []string{"sleep", "60"}}.Nodes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Set{Nodes: ns, RunDir: dir, Detach: true, Settle: -1}
+	t.Cleanup(func() { c.Kill(context.Background(), StopOptions{}) })
+	if _, err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range ns {
+		if err := os.WriteFile(filepath.Join(dir, n.Name+supervise.TagExt), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.StopWait(context.Background(), StopOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range ns {
+		if _, err := os.Stat(filepath.Join(dir, n.Name+supervise.TagExt)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s's run tag after stopwait: %v; want it removed", n.Name, err)
+		}
+	}
+}
