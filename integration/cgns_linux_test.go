@@ -148,8 +148,16 @@ exec "$MULTI" run w1 w2 --pidfile="$WORK/%n.pid" --timeout=2s --ready-file="$WOR
 	// Each node in a cgroup of its own, beside the leaf: status --json,
 	// inside the namespaces, says cgroup; seen from here, under C.
 	parent := filepath.Join(c, cgroup.ParentName(filepath.Join(work, "run")))
+	// w1's setsid child forks its sleep after it touches gc.ready: the
+	// count is waited for, up to the deadline.
 	for name, least := range map[string]int{"w1": 3, "w2": 1} {
-		if p := cgroupProcs(t, filepath.Join(parent, name)); len(p) < least {
+		deadline := time.Now().Add(testutil.PollTimeout)
+		p := cgroupProcs(t, filepath.Join(parent, name))
+		for len(p) < least && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+			p = cgroupProcs(t, filepath.Join(parent, name))
+		}
+		if len(p) < least {
 			t.Errorf("%s's cgroup holds %v; want at least %d processes", name, p, least)
 		}
 	}
