@@ -14,8 +14,9 @@ func (c *Set) settle() time.Duration { return max(c.Settle, 0) }
 // settleAll waits, once for the whole batch, until every started node is
 // c.settle() old; then finishStart checks that each still runs holding its
 // lock, and a node that exited in the window fails with its exit status
-// and its last log lines. It returns when the window is over, or ctx is
-// done (the nodes are then checked at once).
+// and its last log lines. It returns when the window is over, when every
+// node of the batch has exited (nothing is left to settle: each has
+// failed), or ctx is done (the nodes are then checked at once).
 func (c *Set) settleAll(ctx context.Context, kids []*launch.Child) {
 	window := c.settle()
 	if window <= 0 {
@@ -34,8 +35,34 @@ func (c *Set) settleAll(ctx context.Context, kids []*launch.Child) {
 	// old enough, and every older one is then older still.
 	t := time.NewTimer(time.Until(last.Add(window)))
 	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
+	// Looked at with a backoff, from the first node not yet seen exited:
+	// one look a tick while they run.
+	var live []*launch.Child
+	for _, ch := range kids {
+		if ch != nil {
+			live = append(live, ch)
+		}
+	}
+	look := time.NewTimer(time.Millisecond)
+	defer look.Stop()
+	for delay, first := time.Millisecond, 0; ; delay = min(2*delay, settleLook) {
+		for first < len(live) && live[first].Exited() {
+			first++
+		}
+		if first == len(live) {
+			return
+		}
+		look.Reset(delay)
+		select {
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		case <-look.C:
+		}
 	}
 }
+
+// settleLook is the longest time between two looks, in the settle window,
+// at whether every node of the batch has exited.
+const settleLook = 50 * time.Millisecond
