@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -96,6 +97,28 @@ func TestDetectFallback(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// sleepIn starts a sleep in the cgroup folder at path; end kills and
+// reaps it, and runs at the test's end if the test did not.
+func sleepIn(t *testing.T, path string) (end func()) {
+	t.Helper()
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	end = func() {
+		once.Do(func() {
+			cmd.Process.Kill()
+			cmd.Wait()
+		})
+	}
+	t.Cleanup(end)
+	if err := os.WriteFile(filepath.Join(path, "cgroup.procs"), []byte(itoa(cmd.Process.Pid)), 0); err != nil {
+		t.Fatal(err)
+	}
+	return end
+}
 
 var syscallZero = syscall.Signal(0)
 
@@ -195,20 +218,7 @@ func TestWaitEmptyWakesOnEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Close()
-	cmd := exec.Command("sleep", "60")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killed := false
-	defer func() {
-		if !killed {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	}()
-	if err := os.WriteFile(filepath.Join(path, "cgroup.procs"), []byte(itoa(cmd.Process.Pid)), 0); err != nil {
-		t.Fatal(err)
-	}
+	end := sleepIn(t, path)
 	looked := make(chan struct{}, 1)
 	pollFirst, pollCap, waitLooked = time.Hour, time.Hour, func() {
 		select {
@@ -228,9 +238,7 @@ func TestWaitEmptyWakesOnEvents(t *testing.T) {
 		res <- result{ok, err}
 	}()
 	<-looked // it saw the process, and now waits
-	cmd.Process.Kill()
-	cmd.Wait()
-	killed = true
+	end()
 	select {
 	case r := <-res:
 		if !r.empty || r.err != nil {

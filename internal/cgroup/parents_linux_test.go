@@ -3,7 +3,6 @@ package cgroup
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -31,26 +30,11 @@ func TestClearLeavesAFolderBeingFilledOrPopulated(t *testing.T) {
 	}
 	held.Close()
 
-	cmd := exec.Command("sleep", "60")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killed := false
-	defer func() {
-		if !killed {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	}()
-	if err := os.WriteFile(filepath.Join(path, "cgroup.procs"), []byte(itoa(cmd.Process.Pid)), 0); err != nil {
-		t.Fatal(err)
-	}
+	end := sleepIn(t, path)
 	if empty, err := ps.Clear(path, rundir, "w1"); empty || err != nil {
 		t.Fatalf("Clear of a populated folder = %v, %v; want false, nil", empty, err)
 	}
-	cmd.Process.Kill()
-	cmd.Wait()
-	killed = true
+	end()
 	if _, err := WaitEmpty(path, rundir, "w1", time.Now().Add(30*time.Second), nil); err != nil {
 		t.Fatal(err)
 	}
