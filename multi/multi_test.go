@@ -71,10 +71,7 @@ func TestMain(m *testing.M) {
 			os.Exit(3)
 		}
 	}
-	sweep := testutil.SweepCgroups()
-	code := m.Run()
-	sweep()
-	os.Exit(code)
+	testutil.MainSweepingCgroups(m)
 }
 
 // unlockNode is the "unlock" role: it locks the pidfile in

@@ -11,15 +11,7 @@ import (
 // --help shows (--settle and --lost were) is one a reader of the README
 // never learns of.
 func TestReadmeListsEveryFlag(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, table, ok := strings.Cut(string(b), "\n| flag | commands | meaning |\n")
-	if !ok {
-		t.Fatal("README.md has no flag table (| flag | commands | meaning |)")
-	}
-	table, _, _ = strings.Cut(table, "\n\n")
+	table := readmeFlagTable(t)
 	app := newApp(io.Discard, io.Discard)
 	for _, cmd := range app.Commands {
 		for _, f := range cmd.Flags {
@@ -34,9 +26,8 @@ func TestReadmeListsEveryFlag(t *testing.T) {
 	}
 }
 
-// readmeFlagRows maps each flag README's flag table names to the commands
-// its row says it belongs to ("all", "all but a, b", or "a, b").
-func readmeFlagRows(t *testing.T) map[string][]string {
+// readmeFlagTable returns the rows of README's flag table.
+func readmeFlagTable(t *testing.T) string {
 	t.Helper()
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -47,6 +38,14 @@ func readmeFlagRows(t *testing.T) map[string][]string {
 		t.Fatal("README.md has no flag table (| flag | commands | meaning |)")
 	}
 	table, _, _ = strings.Cut(table, "\n\n")
+	return table
+}
+
+// readmeFlagRows maps each flag README's flag table names to the commands
+// its row says it belongs to ("all", "all but a, b", or "a, b").
+func readmeFlagRows(t *testing.T) map[string][]string {
+	t.Helper()
+	table := readmeFlagTable(t)
 	rows := map[string][]string{}
 	for _, line := range strings.Split(table, "\n") {
 		cells := strings.Split(strings.ReplaceAll(line, `\|`, "/"), " | ")

@@ -181,16 +181,23 @@ func TestStatusTableFits(t *testing.T) {
 		{Node: nodes.Node{Name: "w2", PidFile: far + "w2.pid", LogFile: far + "logs/w2.log"}},
 	}, rundir)
 	out := buf.String()
-	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-		plain := strings.NewReplacer(green, "", yellow, "", red, "", "\033[0m", "").Replace(line)
-		if n := utf8.RuneCountInString(plain); n > 80 {
-			t.Errorf("%d columns: %q", n, plain)
-		}
-	}
+	checkFits80(t, out)
 	for _, want := range []string{"files in " + rundir + "\n", "  worker-one.pid  ", "…", "w2.pid  ", "w2.log\n",
 		"running*", "* worker-one: the pidfile's text says 41; the lock holder, pid " + strconv.Itoa(os.Getpid()) + ", is the truth\n"} {
 		if !strings.Contains(strings.ReplaceAll(out, "\n  ", " "), want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// checkFits80 fails t for each line of out wider than 80 columns, its
+// colours left out.
+func checkFits80(t *testing.T, out string) {
+	t.Helper()
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		plain := strings.NewReplacer(green, "", yellow, "", red, "", "\033[0m", "").Replace(line)
+		if n := utf8.RuneCountInString(plain); n > 80 {
+			t.Errorf("%d columns: %q", n, plain)
 		}
 	}
 }
@@ -214,12 +221,7 @@ func TestStatusTableReadyFits(t *testing.T) {
 			Info: pidfile.Info{State: pidfile.Stale}, Fatal: "multi run (pid 7) gave up on it: restarted 3 times within 1m0s (--max-restarts), and exited again (exit status 3)"},
 	}, rundir)
 	out := buf.String()
-	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-		plain := strings.NewReplacer(green, "", yellow, "", red, "", "\033[0m", "").Replace(line)
-		if n := utf8.RuneCountInString(plain); n > 80 {
-			t.Errorf("%d columns: %q", n, plain)
-		}
-	}
+	checkFits80(t, out)
 	joined := strings.Join(strings.Fields(out), " ")
 	for _, want := range []string{"worker-number-one: STATUS=" + long, "w2: STATUS=warming up", "* w3: multi run (pid 7) gave up on it: restarted 3 times",
 		green + "ready", yellow + "unready", red + "fatal*"} {

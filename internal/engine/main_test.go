@@ -1,16 +1,10 @@
 package engine
 
 import (
-	"os"
 	"testing"
 
 	"github.com/multi-launcher/multi/internal/testutil"
 )
 
 // TestMain removes the empty cgroup folders the tests' nodes left.
-func TestMain(m *testing.M) {
-	sweep := testutil.SweepCgroups()
-	code := m.Run()
-	sweep()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testutil.MainSweepingCgroups(m) }

@@ -3,7 +3,6 @@
 package supervise
 
 import (
-	"os"
 	"testing"
 
 	"github.com/multi-launcher/multi/internal/testutil"
@@ -13,9 +12,4 @@ import (
 // where its nodes' cgroups would go (cgroup.PlaceRun), which makes the
 // rundir's folder, and the tests' host starts nodes without cgroups, so
 // no stop removes it.
-func TestMain(m *testing.M) {
-	sweep := testutil.SweepCgroups()
-	code := m.Run()
-	sweep()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testutil.MainSweepingCgroups(m) }

@@ -5,9 +5,20 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"testing"
 
 	"github.com/multi-launcher/multi/internal/cgroup"
 )
+
+// MainSweepingCgroups is a package's TestMain that runs its tests and
+// then removes the cgroup folders they left (see [SweepCgroups]); it
+// exits with the tests' code.
+func MainSweepingCgroups(m *testing.M) {
+	sweep := SweepCgroups()
+	code := m.Run()
+	sweep()
+	os.Exit(code)
+}
 
 // SweepCgroups notes the multi.* cgroup v2 folders there are now (the
 // parents multi makes for a rundir's nodes) and returns a function that
