@@ -23,12 +23,16 @@ func (c *Set) settleAll(ctx context.Context, kids []*launch.Child) {
 		return
 	}
 	var last time.Time
+	var live []*launch.Child
 	for _, ch := range kids {
-		if ch != nil && ch.Born().After(last) {
-			last = ch.Born()
+		if ch != nil {
+			live = append(live, ch)
+			if ch.Born().After(last) {
+				last = ch.Born()
+			}
 		}
 	}
-	if last.IsZero() {
+	if len(live) == 0 {
 		return
 	}
 	// One timer for the batch: the window ends when the youngest node is
@@ -37,12 +41,6 @@ func (c *Set) settleAll(ctx context.Context, kids []*launch.Child) {
 	defer t.Stop()
 	// Looked at with a backoff, from the first node not yet seen exited:
 	// one look a tick while they run.
-	var live []*launch.Child
-	for _, ch := range kids {
-		if ch != nil {
-			live = append(live, ch)
-		}
-	}
 	look := time.NewTimer(time.Millisecond)
 	defer look.Stop()
 	for delay, first := time.Millisecond, 0; ; delay = min(2*delay, settleLook) {
