@@ -23,6 +23,26 @@ func forkTestNode(t *testing.T, name string, argv ...string) nodes.Node {
 		PidFile: filepath.Join(dir, name+".pid"), LogFile: filepath.Join(dir, name+".log")}
 }
 
+// bothPaths runs test with nodes forked directly and then through the
+// exec step, and checks that each start took the path it was meant to.
+func bothPaths(t *testing.T, test func(t *testing.T)) {
+	for _, direct := range []bool{true, false} {
+		name := map[bool]string{true: "direct", false: "step"}[direct]
+		t.Run(name, func(t *testing.T) {
+			if direct && !directAvailable() {
+				t.Skip("no direct start here: the caller's RLIMIT_NOFILE could not be learnt (ptrace refused), or no direct start on this platform")
+			}
+			defer func(was bool) { directSpawn = was }(directSpawn)
+			directSpawn = direct
+			before := directTaken.Load()
+			test(t)
+			if got := directTaken.Load() > before; got != direct && !t.Failed() {
+				t.Errorf("forked directly: %v, want %v", got, direct)
+			}
+		})
+	}
+}
+
 // killNode kills a node this test started, by pid, and reaps it.
 func killNode(t *testing.T, ch *Child) {
 	t.Cleanup(func() {
@@ -38,6 +58,10 @@ func killNode(t *testing.T, ch *Child) {
 // inherited), its signals are not blocked, and it leads a session of its
 // own.
 func TestSpawnStartsNodeHoldingLock(t *testing.T) {
+	bothPaths(t, testSpawnStartsNodeHoldingLock)
+}
+
+func testSpawnStartsNodeHoldingLock(t *testing.T) {
 	n := forkTestNode(t, "w1", "sleep", "300")
 	// A descriptor this process has without close-on-exec, as a caller's
 	// pipe would be.
@@ -116,6 +140,10 @@ func TestSpawnStartsNodeHoldingLock(t *testing.T) {
 // 0, 1 and 2: the step's /dev/null, pipe and pidfile among them. The node
 // still gets /dev/null as 0 and its logfile as 1 and 2, and its lock.
 func TestSpawnWithStandardDescriptorsClosed(t *testing.T) {
+	bothPaths(t, testSpawnWithStandardDescriptorsClosed)
+}
+
+func testSpawnWithStandardDescriptorsClosed(t *testing.T) {
 	var saved [3]int
 	for fd := range saved {
 		d, err := unix.Dup(fd)

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -25,8 +26,9 @@ import (
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
-// Spawn starts node n through the exec step and returns it once the node
-// has exec'd its command holding its lock, or the reason it did not. A
+// Spawn starts node n, forked directly where it can be (spawnDirect) or
+// through the exec step, and returns it once the node has exec'd its
+// command holding its lock, or the reason it did not. A
 // self-locking node is given up to lockTimeout to take its lock, and no
 // longer than ctx lasts. The child
 // is still this process's, unreaped: the caller checks it again when the
@@ -40,7 +42,10 @@ func Spawn(ctx context.Context, rp *Reaper, n nodes.Node, env []string, lockTime
 	if err != nil {
 		return nil, err
 	}
-	ch, err := spawnStep(ctx, rp, n, env, lockTimeout, self)
+	ch, err := spawnDirect(ctx, rp, n, env)
+	if err == errUseStep {
+		ch, err = spawnStep(ctx, rp, n, env, lockTimeout, self)
+	}
 	// Nothing started for want of a descriptor: which says nothing about
 	// the node; under a low RLIMIT_NOFILE those a concurrent stop's waits
 	// hold (restart) come free as its nodes go.
@@ -353,3 +358,16 @@ func isNoFD(err error) bool {
 	return forkBadFD || (errors.As(err, &pe) && pe.Op == "fork/exec" || errors.As(err, &se) && se.Syscall == "pipe2" || errors.As(err, &se) && se.Syscall == "pipe") &&
 		(errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE))
 }
+
+// directSpawn says whether a detached start forks its nodes' processes
+// directly (spawnDirect) where it can; tests turn it off to start
+// through the exec step.
+var directSpawn = true
+
+// directTaken counts the starts spawnDirect did not hand to the exec
+// step (the node runs, or failed after its child took the lock), for
+// tests.
+var directTaken atomic.Int64
+
+// errUseStep: start this node through the exec step.
+var errUseStep = errors.New("start through the exec step")

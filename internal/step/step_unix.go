@@ -141,7 +141,7 @@ func execStep(args []string, selfLock bool) {
 		if lock != nil {
 			lock.Release()
 		}
-		fail(execFailKind(err), err)
+		fail(ExecFailKind(err), err)
 	}
 	path, err := lookCommand(argv[0], lookup, hasLookup)
 	if errors.Is(err, exec.ErrDot) {
@@ -320,9 +320,9 @@ func moveReadyFD(spec string, report **os.File) (int, error) {
 	return to, nil
 }
 
-// execFailKind is how the exec step reports a command it cannot run:
+// ExecFailKind is how the exec step reports a command it cannot run:
 // "noent" (exit code 127 under run), "noexec" (126), or "fail".
-func execFailKind(err error) string {
+func ExecFailKind(err error) string {
 	switch {
 	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
 		return "noent"

@@ -3,6 +3,7 @@ package testhooks
 import (
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -37,6 +38,7 @@ func Enable() {
 		MarkBrief = func() { touch(os.Getenv(EnvBriefMark)) }
 		RecordWait = recordWait
 		StepWait = stepWait
+		StepDriven = stepDriven
 	})
 }
 
@@ -90,4 +92,15 @@ func touch(path string) {
 	if f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644); err == nil {
 		f.Close()
 	}
+}
+
+// stepDriven reports whether env, or this process's environment, sets a
+// hook's variable.
+func stepDriven(env []string) bool {
+	for _, kv := range append(env, os.Environ()...) {
+		if strings.HasPrefix(kv, "_MULTI_TEST_") {
+			return true
+		}
+	}
+	return false
 }

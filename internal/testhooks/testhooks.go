@@ -20,6 +20,10 @@ var (
 	// StepWait runs in a node's exec step, its pidfile locked, before
 	// the logfile is opened.
 	StepWait func()
+	// StepDriven reports whether a start with the environment env drives
+	// a hook that runs in the exec step (a node started so goes through
+	// it).
+	StepDriven func(env []string) bool
 
 	// BeforePin runs between the lock test (or the look at /proc, for a
 	// member of a node's session) that named pid and the pidfd that pins

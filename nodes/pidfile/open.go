@@ -17,20 +17,31 @@ import (
 // folders are made. An absent file gives an error that wraps
 // [fs.ErrNotExist].
 func openPidfile(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	f, d, err := openPidfileIn(path, flag, perm)
+	if d != nil {
+		d.Close()
+	}
+	return f, err
+}
+
+// openPidfileIn is openPidfile, which also returns the folder it opened
+// the file in, still open, for the caller to close.
+func openPidfileIn(path string, flag int, perm fs.FileMode) (*os.File, *safefs.Folder, error) {
 	d, err := safefs.OpenFolder(filepath.Dir(path), flag&os.O_CREATE != 0)
 	if err != nil {
-		return nil, describeOpenErr(path, err)
+		return nil, nil, describeOpenErr(path, err)
 	}
-	defer d.Close()
 	f, err := d.Open(filepath.Base(path), path, flag, perm)
 	if err != nil {
-		return nil, describeOpenErr(path, err)
+		d.Close()
+		return nil, nil, describeOpenErr(path, err)
 	}
 	if err := checkRegularIn(f, path, d); err != nil {
 		closeFile(f)
-		return nil, err
+		d.Close()
+		return nil, nil, err
 	}
-	return f, nil
+	return f, d, nil
 }
 
 // checkRegularIn refuses, on the open file, anything but a regular file,
