@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
@@ -35,12 +36,38 @@ func bothPaths(t *testing.T, test func(t *testing.T)) {
 			defer func(was bool) { directSpawn = was }(directSpawn)
 			directSpawn = direct
 			before := directTaken.Load()
+			own := ownStandardFDs()
 			test(t)
+			// The child shares this process's memory until its exec: what it
+			// puts at 0, 1 and 2 must land in its own table.
+			if now := ownStandardFDs(); now != own {
+				t.Errorf("this process's descriptors 0-2 changed by a start: %q, were %q", now, own)
+			}
 			if got := directTaken.Load() > before; got != direct && !t.Failed() {
 				t.Errorf("forked directly: %v, want %v", got, direct)
 			}
 		})
 	}
+}
+
+// execd waits until pid's exec of comm is over: its environment is
+// readable.
+func execd(t *testing.T, pid int, comm string) {
+	t.Helper()
+	testutil.PollUntil(t, "the exec of "+comm, func() bool {
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+		env, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+		return strings.TrimSpace(string(b)) == comm && len(env) > 0
+	})
+}
+
+// ownStandardFDs is what this process's descriptors 0, 1 and 2 are.
+func ownStandardFDs() [3]string {
+	var fds [3]string
+	for fd := range fds {
+		fds[fd], _ = os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	}
+	return fds
 }
 
 // killNode kills a node this test started, by pid, and reaps it.
@@ -83,6 +110,9 @@ func testSpawnStartsNodeHoldingLock(t *testing.T) {
 	if err != nil || info.State != pidfile.Running || info.PID != ch.pid || info.FilePID != ch.pid {
 		t.Fatalf("Inspect: %+v, %v; want running, held by and naming pid %d", info, err, ch.pid)
 	}
+	// Spawn returns once the exec has closed the report pipe, which the
+	// kernel does before it has set the new program's environment up.
+	execd(t, ch.pid, "sleep")
 	environ, err := os.ReadFile("/proc/" + strconv.Itoa(ch.pid) + "/environ")
 	if err != nil {
 		t.Fatal(err)
