@@ -163,6 +163,9 @@ func result(r engine.Result) Result {
 
 // nodeErr is err, the engine's *NodeError, as multi's.
 func nodeErr(err error) error {
+	if err == nil {
+		return nil // errors.As would allocate its target
+	}
 	var ne *engine.NodeError
 	if errors.As(err, &ne) {
 		return &NodeError{Node: ne.Node, Op: ne.Op, Err: ne.Err}

@@ -121,14 +121,24 @@ type afterPool struct {
 	mu      sync.Mutex
 	queue   []func()
 	running int
-	wg      sync.WaitGroup
+	// wide: the signalling is over, and its core takes a worker too.
+	wide bool
+	wg   sync.WaitGroup
+}
+
+// workers is how many goroutines may run the pool's work.
+func (p *afterPool) workers() int {
+	if p.wide {
+		return afterWorkers + 1
+	}
+	return afterWorkers
 }
 
 // do queues f, starting a worker if fewer than afterWorkers run.
 func (p *afterPool) do(f func()) {
 	p.mu.Lock()
 	p.queue = append(p.queue, f)
-	start := p.running < afterWorkers
+	start := p.running < p.workers()
 	if start {
 		p.running++
 	}
@@ -136,6 +146,55 @@ func (p *afterPool) do(f func()) {
 	if start {
 		p.wg.Go(p.work)
 	}
+}
+
+// widen lets one more worker run the work queued and to come: once the
+// last node is signalled, the goroutine that signalled only waits, and
+// the work after its release is what stands between the last node's
+// death and stopWait's return.
+func (p *afterPool) widen() {
+	p.mu.Lock()
+	p.wide = true
+	start := len(p.queue) > 0 && p.running < p.workers()
+	if start {
+		p.running++
+	}
+	p.mu.Unlock()
+	if start {
+		p.wg.Go(p.work)
+	}
+}
+
+// afterBacklog is how much queued work the signalling leaves to the
+// pool (see help).
+const afterBacklog = 8
+
+// help runs queued work on the calling goroutine while more than limit
+// wait. The signalling calls it after each node: a worker that the Go
+// scheduler or the kernel leaves waiting for a core while nodes die
+// faster than it works would otherwise leave a backlog of nodes to finish
+// after the last one is gone (up to 700 of 1000 seen), the wait's
+// overhead; the signalling goroutine taking some of the work bounds that,
+// at no cost in work.
+func (p *afterPool) help(limit int) {
+	for {
+		p.mu.Lock()
+		if len(p.queue) <= limit {
+			p.mu.Unlock()
+			return
+		}
+		f := p.pop()
+		p.mu.Unlock()
+		f()
+	}
+}
+
+// pop takes the oldest queued work; p.mu is held and the queue not empty.
+func (p *afterPool) pop() func() {
+	f := p.queue[0]
+	p.queue[0] = nil
+	p.queue = p.queue[1:]
+	return f
 }
 
 // work runs queued work until the queue is empty.
@@ -147,9 +206,7 @@ func (p *afterPool) work() {
 			p.mu.Unlock()
 			return
 		}
-		f := p.queue[0]
-		p.queue[0] = nil
-		p.queue = p.queue[1:]
+		f := p.pop()
 		p.mu.Unlock()
 		f()
 	}

@@ -107,3 +107,56 @@ func TestStopWaitRemovesRunTags(t *testing.T) {
 		}
 	}
 }
+
+// The signalling takes queued work itself beyond afterBacklog (help): a
+// worker left without a core no longer leaves every node released
+// meanwhile to be finished after the last death. Here the worker is held
+// up; help must run all but limit of the queue on the caller's goroutine.
+func TestAfterPoolHelpBoundsTheBacklog(t *testing.T) {
+	var p afterPool
+	hold, held := make(chan struct{}), make(chan struct{})
+	p.do(func() { close(held); <-hold }) // the one worker, held up
+	defer p.wait()
+	defer close(hold)
+	<-held
+	var mu sync.Mutex
+	ran := 0
+	for range 10 {
+		p.do(func() { mu.Lock(); ran++; mu.Unlock() })
+	}
+	p.help(3)
+	mu.Lock()
+	defer mu.Unlock()
+	if ran != 7 {
+		t.Fatalf("help(3) with 10 queued ran %d on the caller, want 7", ran)
+	}
+	p.mu.Lock()
+	left := len(p.queue)
+	p.mu.Unlock()
+	if left != 3 {
+		t.Fatalf("help(3) left %d queued, want 3", left)
+	}
+}
+
+// Once the signalling is over (widen), the work queued while every worker
+// is busy gets another worker at once, not after theirs: the core that
+// signalled is free, and that work is what is left after the last death.
+func TestAfterPoolWidenStartsAnotherWorker(t *testing.T) {
+	workers := afterWorkers
+	afterWorkers = 1
+	t.Cleanup(func() { afterWorkers = workers })
+	var p afterPool
+	hold, held := make(chan struct{}), make(chan struct{})
+	p.do(func() { close(held); <-hold })
+	defer p.wait()
+	defer close(hold)
+	<-held
+	ran := make(chan struct{})
+	p.do(func() { close(ran) }) // queued behind the held-up worker
+	p.widen()
+	select {
+	case <-ran:
+	case <-time.After(10 * time.Second):
+		t.Fatal("work queued behind a busy worker did not run after widen")
+	}
+}

@@ -159,8 +159,10 @@ func (c *Set) stopWait(ctx context.Context, results []Result, o stopOpts) {
 		s.byPath[r.Node.PidFile] = r
 		s.mu.Unlock()
 		in <- t
+		s.after.help(afterBacklog)
 	}
 	close(in)
+	s.after.widen()
 	// The timeout runs from the last signal, as it did when the wait
 	// began only then: every node has at least that long.
 	if s.timeout > 0 {
