@@ -28,7 +28,8 @@ var notOurs = map[string]bool{
 	"fchmod": true, "fcntl": true, "flock": true, "fsync": true, "ftruncate": true,
 	"mkdirat": true, "open": true, "openat2": true, "pidfd_open": true,
 	"pidfd_send_signal": true, "pwrite": true, "renameat2": true, "setsid": true,
-	"statx": true, "unlinkat": true, "wait4": true, "epoll": true,
+	"statx": true, "unlinkat": true, "wait4": true, "epoll": true, "prlimit64": true,
+	"cgroup.procs": true,
 	// command-line words
 	"lost": true, "run": true, "start": true, "stop": true, "stopwait": true,
 	"status": true, "restart": true, "kill": true,
