@@ -19,6 +19,10 @@ import (
 type Parents struct {
 	mu   sync.Mutex
 	open map[string]*os.File
+	// dropped: folders no longer handed out, closed only by Close, since
+	// a concurrent Clear may still be using one (its number, if closed,
+	// could name another folder by then).
+	dropped []*os.File
 }
 
 // NewParents returns an empty Parents; Close closes what it opened.
@@ -32,6 +36,10 @@ func (p *Parents) Close() {
 		f.Close()
 		delete(p.open, k)
 	}
+	for _, f := range p.dropped {
+		f.Close()
+	}
+	p.dropped = nil
 }
 
 // parent returns the folder at path, opened by the first call.
@@ -50,13 +58,13 @@ func (p *Parents) parent(path string) (*os.File, error) {
 }
 
 // drop forgets the folder at path, if it is f: removed and made again by
-// other commands, say.
+// other commands, say. It stays open until Close.
 func (p *Parents) drop(path string, f *os.File) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.open[path] == f {
 		delete(p.open, path)
-		f.Close()
+		p.dropped = append(p.dropped, f)
 	}
 }
 
