@@ -3,11 +3,13 @@
 package launch
 
 // The node's process between fork and exec, without the exec step: a
-// copy of this process with one thread, which makes only raw system calls
-// with what the parent prepared (a forkPlan), never the Go runtime: no
-// allocation, no stack growth (every function here is nosplit, which the
-// linker checks), no race or pointer instrumentation. All signals are
-// blocked from before the fork until just before the exec.
+// vfork'd child, one thread running in this process's memory on the
+// forking goroutine's stack while that thread waits, which makes only raw
+// system calls with what the parent prepared (a forkPlan), never the Go
+// runtime: no allocation, no stack growth (every function here is
+// nosplit, which the linker checks), no race or pointer instrumentation.
+// It has a descriptor table and signal actions of its own. All signals
+// are blocked from before the fork until just before the exec.
 
 import (
 	"syscall"
@@ -49,7 +51,8 @@ const (
 )
 
 // A forkPlan is everything the child needs, made by the parent before
-// the fork. The child writes only into its own copy of it.
+// the fork. The child writes into it (the parent's memory: src, keep and
+// the buffers), which the parent does not read again.
 type forkPlan struct {
 	path unsafe.Pointer // *byte: the program, NUL-terminated
 	argv unsafe.Pointer // **byte, nil-terminated
