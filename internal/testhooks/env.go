@@ -97,9 +97,11 @@ func touch(path string) {
 // stepDriven reports whether env, or this process's environment, sets a
 // hook's variable.
 func stepDriven(env []string) bool {
-	for _, kv := range append(env, os.Environ()...) {
-		if strings.HasPrefix(kv, "_MULTI_TEST_") {
-			return true
+	for _, vars := range [][]string{env, os.Environ()} {
+		for _, kv := range vars {
+			if strings.HasPrefix(kv, "_MULTI_TEST_") {
+				return true
+			}
 		}
 	}
 	return false
