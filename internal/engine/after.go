@@ -138,14 +138,7 @@ func (p *afterPool) workers() int {
 func (p *afterPool) do(f func()) {
 	p.mu.Lock()
 	p.queue = append(p.queue, f)
-	start := p.running < p.workers()
-	if start {
-		p.running++
-	}
-	p.mu.Unlock()
-	if start {
-		p.wg.Go(p.work)
-	}
+	p.startWorker()
 }
 
 // widen lets one more worker run the work queued and to come: once the
@@ -155,7 +148,17 @@ func (p *afterPool) do(f func()) {
 func (p *afterPool) widen() {
 	p.mu.Lock()
 	p.wide = true
-	start := len(p.queue) > 0 && p.running < p.workers()
+	if len(p.queue) == 0 {
+		p.mu.Unlock()
+		return
+	}
+	p.startWorker()
+}
+
+// startWorker starts a worker if fewer than p.workers() run; p.mu is
+// held, and let go here.
+func (p *afterPool) startWorker() {
+	start := p.running < p.workers()
 	if start {
 		p.running++
 	}

@@ -53,9 +53,6 @@ func spawnDirect(ctx context.Context, rp *Reaper, n nodes.Node, env []string) (*
 		return nil, errUseStep
 	}
 	ch := &Child{node: n, born: time.Now()}
-	if st, err := os.Stat(n.LogFile); err == nil {
-		ch.logOff = st.Size()
-	}
 	p := &forkPlan{wd: -1, readyTo: -1, nofile: nofile, setNofile: setNofile}
 	for i := range p.src {
 		p.src[i] = -1
@@ -96,6 +93,9 @@ func spawnDirect(ctx context.Context, rp *Reaper, n nodes.Node, env []string) (*
 	p.src[fdLock], p.src[fdLockDir] = lock.FD(), lock.DirFD()
 	if log, err = safefs.OpenLogfile(n.LogFile); err != nil {
 		return nil, errUseStep
+	}
+	if st, err := log.Stat(); err == nil {
+		ch.logOff = st.Size() // the log is appended to: show only this run's lines
 	}
 	null, err := devNull()
 	if err != nil {
@@ -296,10 +296,4 @@ func forkPlanned(p *forkPlan) (int, syscall.Errno) {
 	pid, e := forkChild(p)
 	syscall.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&old)), 0, 8, 0, 0)
 	return pid, e
-}
-
-// directAvailable reports whether spawnDirect can start nodes here.
-func directAvailable() bool {
-	_, _, ok := nofileFor()
-	return ok
 }

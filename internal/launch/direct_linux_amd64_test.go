@@ -15,6 +15,12 @@ import (
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
+// directAvailable reports whether spawnDirect can start nodes here.
+func directAvailable() bool {
+	_, _, ok := nofileFor()
+	return ok
+}
+
 // The lock the child takes survives its exec although the launcher had
 // another descriptor of the pidfile open when it forked: the child closes
 // its copies of every descriptor before it locks (a POSIX lock is dropped

@@ -12,6 +12,3 @@ import (
 func spawnDirect(ctx context.Context, rp *Reaper, n nodes.Node, env []string) (*Child, error) {
 	return nil, errUseStep
 }
-
-// directAvailable: never here.
-func directAvailable() bool { return false }
