@@ -82,7 +82,11 @@ import (
 // field has a documented default. Safe for
 // concurrent use; not to be copied (see A Cluster in the package doc).
 type Cluster struct {
-	// Nodes are the nodes, resolved (see [nodes.Spec.Resolve]).
+	// Nodes are the nodes: from [nodes.Spec.Nodes], or
+	// [nodes.Spec.Resolve] to fill in what their records say. A node
+	// that names no cgroup and no recorded process is stopped, signalled
+	// and looked at with the tree its record names (where its start put
+	// it), as if resolved.
 	Nodes []nodes.Node
 	// RunDir is where the node records go; "" means
 	// [nodes.DefaultRunDir]. It must be the [nodes.Spec.RunDir] the nodes

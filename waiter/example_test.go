@@ -20,10 +20,14 @@ func ExampleWait() {
 	defer os.RemoveAll(rundir)
 	ns, _ := nodes.Spec{Names: []string{"w1"}, RunDir: rundir, Command: []string{"sleep", "0.1"}}.Nodes()
 	// No settle window: this node is meant to exit soon after it starts.
-	if _, err := (&multi.Cluster{Nodes: ns, RunDir: rundir, Settle: -1}).Start(context.Background()); err != nil {
+	c := &multi.Cluster{Nodes: ns, RunDir: rundir, Settle: -1}
+	if _, err := c.Start(context.Background()); err != nil {
 		fmt.Println(err)
 		return
 	}
+	// Once it is gone, a stop still clears what its start made: the
+	// stale pidfile and, as root, the node's cgroup.
+	defer c.StopWait(context.Background(), multi.StopOptions{})
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

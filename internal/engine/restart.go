@@ -19,7 +19,7 @@ import (
 // Restart is package multi's Cluster.Restart, which documents it.
 func (c *Set) Restart(ctx context.Context, o RestartOptions) ([]Result, error) {
 	c = c.with(o.Stop)
-	results := c.results()
+	results := c.treeResults()
 	if !c.checkDistinct("restart", results) || !c.checkRecords("restart", results) || !c.makeRunDir("restart", results) {
 		// Nothing could be started again: nothing is stopped either.
 		return results, joinErrs(results)

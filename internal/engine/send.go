@@ -9,7 +9,7 @@ import (
 // Send is package multi's Cluster.Send, which documents it.
 func (c *Set) Send(ctx context.Context, sig syscall.Signal, o StopOptions) ([]Result, error) {
 	c = c.with(o)
-	results := c.results()
+	results := c.treeResults()
 	if !c.checkDistinct("signal", results) {
 		return results, joinErrs(results) // a node twice would be signalled twice
 	}

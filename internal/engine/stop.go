@@ -20,7 +20,7 @@ import (
 // Stop is package multi's Cluster.Stop, which documents it.
 func (c *Set) Stop(ctx context.Context, o StopOptions) ([]Result, error) {
 	c = c.with(o)
-	results := c.results()
+	results := c.treeResults()
 	if !c.checkDistinct("stop", results) {
 		return results, joinErrs(results) // a node twice would be signalled twice
 	}
@@ -45,7 +45,7 @@ func (c *Set) Stop(ctx context.Context, o StopOptions) ([]Result, error) {
 // StopWait is package multi's Cluster.StopWait, which documents it.
 func (c *Set) StopWait(ctx context.Context, o StopOptions) ([]Result, error) {
 	c = c.with(o)
-	results := c.results()
+	results := c.treeResults()
 	c.stopWait(ctx, results, stopOpts{op: "stopwait", sig: c.signal(), timeout: o.Timeout, report: true})
 	return results, joinErrs(results)
 }
@@ -53,7 +53,7 @@ func (c *Set) StopWait(ctx context.Context, o StopOptions) ([]Result, error) {
 // Kill is package multi's Cluster.Kill, which documents it.
 func (c *Set) Kill(ctx context.Context, o StopOptions) ([]Result, error) {
 	c = c.with(o)
-	results := c.results()
+	results := c.treeResults()
 	c.stopWait(ctx, results, stopOpts{op: "kill", sig: syscall.SIGKILL, report: true})
 	return results, joinErrs(results)
 }
