@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,10 +20,10 @@ import (
 
 // A Cluster on nodes from nodes.Spec.Nodes, as the package doc builds
 // one (no record read: the node carries no cgroup), sees in status and
-// stops the tree its start recorded. A process that left the node's session is killed with
-// it, and the node's cgroup folder and the rundir's are removed. Without
-// the record's cgroup the stop took the session for the tree: that
-// process lived on, and both folders stayed.
+// stops the tree its start recorded. A process that left the node's
+// session is killed with it, and the node's cgroup folder and the
+// rundir's are removed. Without the record's cgroup the stop took the
+// session for the tree: that process lived on, and both folders stayed.
 func TestSpecNodesStopTheirRecordedTree(t *testing.T) {
 	testutil.NeedRoot(t)
 	dir := t.TempDir()
@@ -36,9 +35,11 @@ func TestSpecNodesStopTheirRecordedTree(t *testing.T) {
 	}
 	c.Settle = -1
 	var escaped int
+	pidfd := -1 // the escaped process, pinned: killed through it at the end
 	t.Cleanup(func() {
-		if escaped > 1 {
-			syscall.Kill(escaped, syscall.SIGKILL)
+		if pidfd >= 0 {
+			unix.PidfdSendSignal(pidfd, unix.SIGKILL, nil, 0)
+			unix.Close(pidfd)
 		}
 		c.Kill(context.Background(), multi.StopOptions{})
 	})
@@ -58,6 +59,9 @@ func TestSpecNodesStopTheirRecordedTree(t *testing.T) {
 		escaped, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		return escaped > 1
 	})
+	if pidfd, err = unix.PidfdOpen(escaped, 0); err != nil {
+		t.Fatal(err)
+	}
 	if sid, _ := unix.Getsid(escaped); sid != escaped {
 		t.Fatalf("pid %d is in session %d; want a session of its own", escaped, sid)
 	}
