@@ -363,14 +363,7 @@ func (s Spec) Resolve() ([]Node, error) {
 		if !explicit[i].logfile {
 			ns[i].LogFile = rec.LogFile
 		}
-		if ns[i].PidFile == rec.PidFile {
-			ns[i].recorded = rec.recorded
-		}
-		// Where the recorded tree runs, whatever command comes next.
-		ns[i].Cgroup = rec.Cgroup
-		if ns[i].KillMode == "" {
-			ns[i].KillMode = rec.KillMode
-		}
+		ns[i].takeRecorded(rec)
 		if len(s.Command) > 0 {
 			continue
 		}

@@ -27,35 +27,16 @@ func (c *Set) recordedProcess(n nodes.Node) nodes.Started {
 	return st
 }
 
-// withRecordedTree is n with the tree its record names, when n names
-// none itself (no cgroup, no recorded process): a node built with
-// nodes.Spec.Nodes, not Resolve, as a library's caller does before its
-// start. The record says where that start put the node's tree (its
-// cgroup) and how it stops (its kill mode, unless n sets one); without
-// it a stop would take the node's session for its tree, miss what left
-// the session, and leave the cgroup folder behind. A record of another
-// pidfile is not the node's.
-func (c *Set) withRecordedTree(n nodes.Node) nodes.Node {
-	if n.Cgroup != "" || n.Recorded().PID != 0 {
-		return n
-	}
-	rec, _, err := nodes.ReadRecordStarted(c.rundir(), n.Name)
-	if err != nil || rec.PidFile != n.PidFile {
-		return n
-	}
-	n.Cgroup = rec.Cgroup
-	if n.KillMode == "" {
-		n.KillMode = rec.KillMode
-	}
-	return n
-}
-
 // treeResults is results for a verb that acts on running trees (stop,
-// stopwait, kill, send, restart): each node with its recorded tree.
+// stopwait, kill, send, restart): a node built with nodes.Spec.Nodes (no
+// cgroup, no recorded process) takes from its record where its start put
+// its tree, and the process it names (nodes.ResolveRecorded); without
+// them a stop would take the node's session for its tree, miss what left
+// the session, and leave the cgroup folder behind.
 func (c *Set) treeResults() []Result {
 	results := c.results()
 	for i := range results {
-		results[i].Node = c.withRecordedTree(results[i].Node)
+		results[i].Node = nodes.ResolveRecorded(c.rundir(), results[i].Node)
 	}
 	return results
 }

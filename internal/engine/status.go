@@ -32,7 +32,7 @@ func (c *Set) Status(ctx context.Context) ([]Status, error) {
 	var errs []error
 	begun := time.Now() // one look at /proc serves every node's session
 	for i, n := range c.Nodes {
-		n = c.withRecordedTree(n)
+		n = nodes.ResolveRecorded(c.rundir(), n)
 		out[i].Node = n
 		info, err := pidfile.Inspect(n.PidFile)
 		if err == nil && c.stoppedByMulti(n, info) {
