@@ -74,8 +74,22 @@ func TestPidNamespace(t *testing.T) {
 				left := time.Until(d) * 9 / 10
 				args = append(args, "-test.timeout="+left.Round(time.Second).String())
 			}
+			// The unit's temporary folders (its script's $WORK) in one of
+			// this test's, removed here once the namespace is gone: a
+			// folder a tmpfs was mounted on in there cannot be removed
+			// from inside. A short path: the notify sockets' paths are
+			// bounded.
+			tmp, err := os.MkdirTemp("", "pidns")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if err := os.RemoveAll(tmp); err != nil {
+					t.Errorf("the unit's temporary folder: %v", err)
+				}
+			})
 			cmd := exec.Command(unshare, args...)
-			cmd.Env = append(os.Environ(), nsUnitEnv+"="+unit, "MULTI_BIN="+bin, "GORACE=atexit_sleep_ms=0")
+			cmd.Env = append(os.Environ(), nsUnitEnv+"="+unit, "MULTI_BIN="+bin, "GORACE=atexit_sleep_ms=0", "TMPDIR="+tmp)
 			out, err := cmd.CombinedOutput()
 			switch {
 			case bytes.Contains(out, []byte("--- SKIP: TestPidNamespaceInner")):
