@@ -333,13 +333,19 @@ func (c *Set) tree(n nodes.Node, st Status, since time.Time) (Tree, error) {
 	return t, nil
 }
 
-// dropCgroup removes n's cgroup folder after a failed start, if nothing is
-// left in it (a populated one is never removed).
+// dropCgroup removes n's cgroup folder after a failed start, once nothing
+// is left in it: what the start killed there (see [launch.Child.Stop]) is
+// given failedTreeWait to go. A populated folder is never removed.
 func dropCgroup(rundir string, n nodes.Node) {
 	if n.Cgroup != "" {
+		cgroup.WaitEmpty(n.Cgroup, rundir, n.Name, time.Now().Add(failedTreeWait), nil)
 		cgroup.Remove(n.Cgroup, rundir, n.Name)
 	}
 }
+
+// failedTreeWait bounds dropCgroup's wait: SIGKILLed processes are gone
+// in milliseconds unless the kernel holds them (uninterruptible sleep).
+const failedTreeWait = 2 * time.Second
 
 // treeEmpty reports whether nothing of r's node's tree is left to wait
 // for, removing its emptied cgroup through dirs (see [cgroup.Parents.Clear]):

@@ -156,6 +156,7 @@ func (c *Set) finishStart(r *Result, s *started, verb string) {
 	}
 	if s.readyErr != nil {
 		s.undo()
+		dropCgroup(c.rundir(), r.Node)
 		r.fail("start", s.readyErr)
 		return
 	}
@@ -276,8 +277,16 @@ func (c *Set) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *s
 	// killed, checks the new holder against no process rather than against
 	// the old one.
 	same := prevErr == nil && prevStarted.PID == 0 && reflect.DeepEqual(prev, n)
+	// A start that fails before its spawn leaves no cgroup folder either.
+	unmade := func() {
+		if cgHeld != nil {
+			cgHeld.Close() // so that the drop can remove it
+		}
+		dropCgroup(rundir, n)
+	}
 	if !same {
 		if err := nodes.WriteRecord(rundir, n); err != nil {
+			unmade()
 			r.fail("start", err)
 			return nil
 		}
@@ -301,6 +310,7 @@ func (c *Set) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *s
 	env, nt, err := c.readyEnv(n)
 	if err != nil {
 		restore()
+		unmade()
 		r.fail("start", err)
 		return nil
 	}

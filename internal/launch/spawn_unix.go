@@ -276,26 +276,36 @@ func (ch *Child) confirm() (*os.Process, error) {
 			msg += "; its log ends: " + tail
 		}
 	}
-	// The node's cgroup holds whatever the command forked, which then
-	// exited: a daemon. Nothing of it may keep running; named, then killed.
-	if n.Cgroup != "" {
-		if left := cgroupLeft(n.Cgroup); left != "" {
-			msg += "; the command seems to daemonize itself: run it in the foreground; killed what it left in its cgroup: " + left
-		}
-		return nil, &ExitError{Status: ws, Err: fmt.Errorf("%w %s", ErrExitedAtOnce, msg)}
-	}
-	// The session is the node's (the step's setsid): what remains of it
-	// was forked by the command, which then exited: a daemon. It is not
-	// signalled: nothing says it is ours to stop.
-	if left, _ := nodes.SessionMembers(cmd.Process.Pid); len(left) > 0 {
-		var names []string
-		for _, p := range left {
-			names = append(names, fmt.Sprintf("pid %d (%s)", p.PID, p.Comm))
-		}
-		msg += fmt.Sprintf("; processes of its session remain: %s; the command seems to daemonize itself: run it in the foreground (not signalled)",
-			strings.Join(names, ", "))
+	// What remains of its tree was forked by the command, which then
+	// exited: a daemon.
+	if left := ch.leftBehind(); left != "" {
+		msg += "; the command seems to daemonize itself: run it in the foreground; " + left
 	}
 	return nil, &ExitError{Status: ws, Err: fmt.Errorf("%w %s", ErrExitedAtOnce, msg)}
+}
+
+// leftBehind deals with what is left of the tree of the child, which
+// has exited and been reaped, and says what it did, "" if nothing is
+// left. The node's cgroup, made for this start, holds whatever the
+// command forked: nothing of it may keep running; named, then killed. The
+// session is the node's (the step's setsid): what remains of it is named,
+// not signalled, as nothing says it is ours to stop.
+func (ch *Child) leftBehind() string {
+	if ch.node.Cgroup != "" {
+		if left := cgroupLeft(ch.node.Cgroup); left != "" {
+			return "killed what it left in its cgroup: " + left
+		}
+		return ""
+	}
+	left, _ := nodes.SessionMembers(ch.pid)
+	if len(left) == 0 {
+		return ""
+	}
+	var names []string
+	for _, p := range left {
+		names = append(names, fmt.Sprintf("pid %d (%s)", p.PID, p.Comm))
+	}
+	return "processes of its session remain: " + strings.Join(names, ", ") + " (not signalled)"
 }
 
 // onItsWay reports whether pid, this process's unreaped child whose lock

@@ -37,8 +37,14 @@ func (ch *Child) Stop(grace time.Duration) string {
 	}
 	ws, err := ch.rp.waitChild(ch.cmd)
 	pidfile.RemoveStale(ch.node.PidFile)
+	// A node that is not ready is not started: nothing of its tree is
+	// left running unsaid.
+	left := ch.leftBehind()
+	if left != "" {
+		left = "; " + left
+	}
 	if err != nil {
-		return how
+		return how + left
 	}
 	msg := fmt.Sprintf("%s (pid %d, %s; see %s)", how, ch.pid, DescribeExit(ws), seeLog(ch.cmd, ch.node))
 	if ch.logOff >= 0 && !piped(ch.cmd) {
@@ -46,5 +52,5 @@ func (ch *Child) Stop(grace time.Duration) string {
 			msg += "; its log ends: " + tail
 		}
 	}
-	return msg
+	return msg + left
 }
