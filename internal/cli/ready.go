@@ -48,7 +48,8 @@ func (o *output) readyText(s multi.Status) string {
 	case s.ReadyErr == nil:
 		text = "; " + o.paint(green, s.Ready)
 	default:
-		text = "; " + o.paint(yellow, s.Ready) + ": " + s.ReadyErr.Error()
+		// The reason can quote what a server answered: escaped.
+		text = "; " + o.paint(yellow, s.Ready) + ": " + nodes.Printable(s.ReadyErr.Error())
 	}
 	if s.ReadyStatus != "" {
 		text += " (STATUS=" + nodes.Printable(s.ReadyStatus) + ")"

@@ -78,6 +78,9 @@ func (c *Set) awaitReady(ctx context.Context, n nodes.Node, s *started) error {
 	if err != nil {
 		return fmt.Errorf("%w; %s", err, ch.Stop(unreadyGrace))
 	}
+	if c.rp != nil {
+		p.Runner = c.rp.RunCheck // under a run, its reaper waits for every child
+	}
 	// A protocol the node speaks, rather than a check run.
 	var said interface {
 		Wake() <-chan struct{}

@@ -5,6 +5,7 @@ package launch
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"time"
 
 	"github.com/multi-launcher/multi/nodes"
@@ -18,6 +19,11 @@ type Reaper struct{}
 
 // Standby: no start waits for a lock here.
 func (rp *Reaper) Standby(n nodes.Node) bool { return false }
+
+// RunCheck: there is no run, and no reaper, here.
+func (rp *Reaper) RunCheck(ctx context.Context, cmd *exec.Cmd) (int, error) {
+	return 0, errors.ErrUnsupported
+}
 
 // Spawn fails: there is no exec step here.
 func Spawn(_ context.Context, rp *Reaper, n nodes.Node, env []string, lockTimeout time.Duration) (*Child, error) {

@@ -3,6 +3,8 @@
 package launch
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -187,6 +189,38 @@ func (rp *Reaper) handOver(cmd *exec.Cmd) bool {
 	}
 	cmd.Process.Release()
 	return true
+}
+
+// RunCheck runs cmd, a check's command (package ready's exec:), to its
+// end, and SIGKILLs it if ctx ends first ([ready.Runner]). Under Run the
+// status comes from the reaper, the one waiter of every child: a wait of
+// cmd's own would race the reaper's wait4(-1) and lose it (go-reaper#2),
+// failing a healthy node's check. The error reads as exec.Cmd.Run's.
+func (rp *Reaper) RunCheck(ctx context.Context, cmd *exec.Cmd) (int, error) {
+	if rp == nil {
+		return 0, errors.New("no reaper: not under a run")
+	}
+	if err := rp.startChild(cmd); err != nil {
+		return 0, err
+	}
+	pid := cmd.Process.Pid
+	rp.mu.Lock()
+	k := rp.kids[pid]
+	rp.mu.Unlock()
+	select {
+	case <-k.done:
+	case <-ctx.Done():
+		rp.SignalKid(pid, syscall.SIGKILL) // not reaped yet: ours
+		<-k.done
+	}
+	ws, _ := rp.waitReaped(cmd)
+	switch {
+	case ws.Signaled():
+		return pid, fmt.Errorf("signal: %v", ws.Signal())
+	case ws.ExitStatus() != 0:
+		return pid, fmt.Errorf("exit status %d", ws.ExitStatus())
+	}
+	return pid, nil
 }
 
 // SignalKid sends sig to pid, a child started through the reaper, only

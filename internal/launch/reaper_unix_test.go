@@ -3,6 +3,7 @@
 package launch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -75,6 +76,44 @@ func TestReaperHandsStatusOver(t *testing.T) {
 	}
 	if got := ExitCode(e[0].Status); got != 137 {
 		t.Errorf("exit code %d; want 137", got)
+	}
+}
+
+// A check's command under Run (--ready=exec:, --live=exec:): its status
+// comes from the reaper, which meanwhile reaps every child there is; a
+// wait of the command's own would lose it ("no child processes") and fail
+// a healthy node's check. One cut off by its context is killed.
+func TestReaperRunsChecks(t *testing.T) {
+	if !testutil.InChild(t, "TestReaperRunsChecks", "MULTI_TEST_REAPER") {
+		return
+	}
+	rp := NewReaper()
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() { // the run's loop, reaping all the time
+		defer close(stopped)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			rp.ReapAll()
+			time.Sleep(20 * time.Microsecond)
+		}
+	}()
+	defer func() { close(stop); <-stopped }()
+	for i := range 50 {
+		if _, err := rp.RunCheck(context.Background(), exec.Command("true")); err != nil {
+			t.Fatalf("check %d, true: %v", i, err)
+		}
+		if _, err := rp.RunCheck(context.Background(), exec.Command("false")); err == nil || err.Error() != "exit status 1" {
+			t.Fatalf("check %d, false: %v; want exit status 1", i, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if pid, err := rp.RunCheck(ctx, exec.Command("sleep", "300")); err == nil || err.Error() != "signal: killed" || pid <= 1 {
+		t.Fatalf("a check past its deadline: pid %d, %v; want it killed", pid, err)
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 // statNoLink stats path's last element in its folder, reached by the
 // no-link walk; a link there is not followed and does not count.
 func statNoLink(path string) error {
+	// "/srv/up/" is the folder up, not a file "up" in it.
+	path = filepath.Clean(path)
 	d, err := safefs.OpenFolder(filepath.Dir(path), false)
 	if err != nil {
 		return safefs.BareErr(err)

@@ -7,6 +7,7 @@ package ready
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -40,7 +41,16 @@ type Probe struct {
 	partial []byte
 	// bound, if above 0, is how much of the log one Run reads at most.
 	bound int64
+	// Runner, if set, runs an exec check's command (see [Runner]).
+	Runner Runner
 }
+
+// A Runner runs an exec check's command to its end, as exec.Cmd.Run
+// does, and kills it if ctx ends first: under a foreground run, through
+// the run's reaper, the one waiter of its children. It returns the
+// command's pid (0 if it did not start): its os.Process may have been
+// released, which forgets it.
+type Runner func(ctx context.Context, cmd *exec.Cmd) (int, error)
 
 // Bound makes each Run of a log check read at most n bytes of the log:
 // a status that reads it again must not read a huge one whole.
@@ -94,11 +104,30 @@ func (p *Probe) Run(ctx context.Context) error {
 // execWait bounds how long an exec check's output may outlive it.
 const execWait = 100 * time.Millisecond
 
+// runExec runs the check's command, in a session of its own, and kills
+// what it left of that session once it is over (or cut off): a check
+// run again and again leaves nothing running.
 func (p *Probe) runExec(ctx context.Context) error {
 	args := strings.Fields(p.check.Arg)
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	cmd.Dir, cmd.Env, cmd.WaitDelay = p.node.Dir, p.env, execWait
-	return cmd.Run()
+	var err error
+	pid := 0
+	since := nodes.NowTicks()
+	if p.Runner == nil {
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		cmd.Dir, cmd.Env, cmd.WaitDelay = p.node.Dir, p.env, execWait
+		ownSession(cmd)
+		err = cmd.Run()
+		if cmd.Process != nil {
+			pid = cmd.Process.Pid
+		}
+	} else {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir, cmd.Env = p.node.Dir, p.env
+		ownSession(cmd)
+		pid, err = p.Runner(ctx, cmd)
+	}
+	killLeft(pid, since)
+	return err
 }
 
 // maxLine bounds the part of a log line kept between rounds.
@@ -127,25 +156,31 @@ func (p *Probe) runLog() error {
 	for {
 		line, err := r.ReadSlice('\n')
 		p.logOff += int64(len(line))
-		if err == nil || errors.Is(err, bufio.ErrBufferFull) {
-			p.partial = append(p.partial, line...)
-			if err == nil {
-				if p.re.Match(p.partial) {
-					return nil
-				}
-				p.partial = p.partial[:0]
-			} else if len(p.partial) > maxLine {
-				p.partial = p.partial[:0]
+		// A line's first maxLine bytes are kept, and matched.
+		p.partial = append(p.partial, line[:min(len(line), max(maxLine-len(p.partial), 0))]...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err == nil {
+			if p.re.Match(lineText(p.partial)) {
+				return nil
 			}
+			p.partial = p.partial[:0]
 			continue
 		}
 		// A line not ended yet is matched too (a prompt), and kept.
-		p.partial = append(p.partial, line...)
-		if len(p.partial) > 0 && p.re.Match(p.partial) {
+		if len(p.partial) > 0 && p.re.Match(lineText(p.partial)) {
 			return nil
 		}
 		return errors.New("no line of its log matches yet")
 	}
+}
+
+// lineText is a log line as a check matches it: without its line end
+// ("\n" or "\r\n"), so that "ready$" matches the line "ready".
+func lineText(b []byte) []byte {
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	return bytes.TrimSuffix(b, []byte("\r"))
 }
 
 // fileExists says whether the file at path exists, reached without

@@ -97,6 +97,7 @@ func (r *run) liveCheck(lt liveTarget) error {
 	if err != nil {
 		return err
 	}
+	p.Runner = r.rp.RunCheck // the run's reaper waits for every child
 	ctx, cancel := context.WithTimeout(context.Background(), min(liveProbe, r.o.LiveInterval))
 	defer cancel()
 	return p.Run(ctx)
