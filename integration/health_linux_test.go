@@ -79,6 +79,22 @@ func TestRunHealthEndpoints(t *testing.T) {
 		}
 	}
 	until("/readyz to say ready", "/readyz", 200, "every node is ready")
+	// A TCP probe (a kubelet's tcpSocket) connects and sends nothing; an
+	// empty line is no request either. Each is read to its end (the
+	// server is done with it), and the run goes on answering.
+	for _, send := range []string{"", "\r\n\r\n"} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte(send))
+		c.(*net.TCPConn).CloseWrite()
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if b, err := io.ReadAll(c); err != nil || len(b) > 0 {
+			t.Errorf("a connection that sent %q: read %q, %v; want nothing, then its end", send, b, err)
+		}
+		c.Close()
+	}
 	if code, _ := get("/livez"); code != 200 {
 		t.Errorf("/livez: %d; want 200", code)
 	}

@@ -22,7 +22,7 @@ func (c *Set) statusFatal(out []Status) {
 			continue
 		}
 		id, why, _ := bytes.Cut(b, []byte("\n"))
-		if pid := liveRun(id); pid != 0 {
+		if pid := supervise.LiveRun(id); pid != 0 {
 			s.Fatal = fmt.Sprintf("multi run (pid %d) gave up on it: %s", pid, nodes.Printable(string(bytes.TrimSpace(why))))
 		}
 	}

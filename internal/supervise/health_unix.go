@@ -149,6 +149,12 @@ func (h *healthServer) serve() {
 		}); err != nil {
 			return // closed
 		}
+		if aerr == unix.EMFILE || aerr == unix.ENFILE || aerr == unix.ENOBUFS || aerr == unix.ENOMEM {
+			// Out of descriptors or memory: the connection waits in
+			// the backlog; retried at once, the loop would spin.
+			time.Sleep(acceptPause)
+			continue
+		}
 		if aerr != nil {
 			continue
 		}
@@ -160,8 +166,12 @@ func (h *healthServer) serve() {
 	}
 }
 
-// healthIO bounds reading a request and writing its answer.
-const healthIO = 5 * time.Second
+// healthIO bounds reading a request and writing its answer; acceptPause
+// is the accept loop's pause when descriptors run short.
+const (
+	healthIO    = 5 * time.Second
+	acceptPause = 50 * time.Millisecond
+)
 
 // answer reads one request and answers it.
 func (h *healthServer) answer(c *os.File) {
@@ -178,6 +188,9 @@ func (h *healthServer) answer(c *os.File) {
 	}
 	line, _, _ := bytes.Cut(req, []byte("\n"))
 	f := strings.Fields(string(line))
+	if len(f) == 0 {
+		return // no request (a TCP probe, a client gone): nothing to answer
+	}
 	code, ctype, body := 404, "text/plain; charset=utf-8", "not found\n"
 	if len(f) < 2 || (f[0] != "GET" && f[0] != "HEAD") {
 		code, body = 405, "GET only\n"
@@ -193,7 +206,7 @@ func (h *healthServer) answer(c *os.File) {
 			code, ctype, body = 200, "text/plain; version=0.0.4; charset=utf-8", metrics(s)
 		}
 	}
-	if f != nil && f[0] == "HEAD" {
+	if f[0] == "HEAD" {
 		body = ""
 	}
 	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",

@@ -86,6 +86,11 @@ func (r *run) tag(rn *runNode) {
 	if r.files.tagDir == nil {
 		return
 	}
+	// Another run's, alive: its node, not to be taken. The start that
+	// follows is refused, naming that run.
+	if b, err := nodes.ReadMade(r.o.RunDir, rn.n.Name+TagExt, 64); err == nil && LiveRun(b) != 0 {
+		return
+	}
 	st, err := r.files.tagDir.Make(rn.n.Name+TagExt, runID(), 0o600)
 	if err != nil {
 		r.logf("%s: cannot leave its run tag (its exit will be taken for a stop from another shell): %v", rn.n.Name, err)
@@ -143,12 +148,14 @@ func (r *run) closeFiles() {
 	}
 }
 
-// heldByOther reports whether a node of the run's own (one it tagged),
-// down under the run, was started again from another shell (after a stop
-// from there): its pidfile's lock is held. The run's stop stops it too,
-// so that no node of its own outlives the run.
+// heldByOther reports whether a node of the run's own (one it tagged and
+// started), down under the run, was started again from another shell
+// (after a stop from there): its pidfile's lock is held. The run's stop
+// stops it too, so that no node of its own outlives the run.
 func (r *run) heldByOther(rn *runNode) bool {
-	if rn.pid > 0 || rn.starting || r.files.tagInfo[rn.n.Name] == nil {
+	// Never started by this run (running before it, or another run's):
+	// not its own to stop.
+	if rn.pid > 0 || rn.starting || !rn.ran || r.files.tagInfo[rn.n.Name] == nil {
 		return false
 	}
 	info, err := pidfile.Inspect(rn.n.PidFile)

@@ -173,6 +173,7 @@ type runNode struct {
 	restartsTotal, exits int
 	lastExit             int
 	stoodBy              bool // started as a standby once
+	ran                  bool // started by this run once
 	// stopFailed: its stop through its pidfile failed (see stopDirect).
 	stopFailed bool
 	direct     *time.Timer // its KILL, once signalled directly
