@@ -35,6 +35,10 @@ var (
 	// ErrOtherCommand: start: the node runs already, with another command
 	// or working folder than the one given (not counted as started).
 	ErrOtherCommand = engine.ErrOtherCommand
+	// ErrOthersPidfile: stop, stopwait, kill, send, restart: the pidfile
+	// given for the node is another node's, held by the process that
+	// node's record names; nothing is signalled.
+	ErrOthersPidfile = engine.ErrOthersPidfile
 )
 
 // A LostError reports a lost node: nothing holds its pidfile's lock (the

@@ -4,10 +4,14 @@ package nodes
 // the process (when rec is of n's pidfile), where its tree runs (whatever
 // command comes next), and its kill mode unless n sets one.
 func (n *Node) takeRecorded(rec Node) {
+	// Only a record of this pidfile says where this node's process and
+	// tree run: given another pidfile, the node is its lock holder alone,
+	// and a record's cgroup (another instance's tree, running or not)
+	// must not be stopped, killed or counted as its.
 	if n.PidFile == rec.PidFile {
 		n.recorded = rec.recorded
+		n.Cgroup = rec.Cgroup
 	}
-	n.Cgroup = rec.Cgroup
 	if n.KillMode == "" {
 		n.KillMode = rec.KillMode
 	}

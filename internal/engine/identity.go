@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"errors"
 	"os"
 	"syscall"
@@ -53,7 +54,7 @@ func (c *Set) signalRecorded(n nodes.Node, sig syscall.Signal, dirs *pidfile.Fol
 		want = c.recordedProcess(n)
 	}
 	if want.PID == 0 {
-		if err := c.unconfirmed(n); err != nil {
+		if err := cmp.Or(c.unconfirmed(n), c.othersPidfile(n)); err != nil {
 			return pidfile.Info{Path: n.PidFile}, nil, nil, err
 		}
 	}

@@ -35,3 +35,32 @@ func (c *Set) unconfirmed(n nodes.Node) error {
 	return fmt.Errorf("%w: pidfile %s, in a folder others can write to, is held by pid %d, and no record names the process that runs %s",
 		ErrUnconfirmedHolder, n.PidFile, info.PID, n.Name)
 }
+
+// ErrOthersPidfile: the pidfile given for a node is another node's, held
+// by the process that node's record names: not signalled.
+var ErrOthersPidfile = errors.New("another node's pidfile; not signalled")
+
+// othersPidfile refuses n, whose record names no process of its pidfile
+// (none, or one of another pidfile: the pidfile given is not the one it
+// was started with), when that pidfile is another node's of the rundir,
+// held by the process that node's record names: the verb would signal
+// that node.
+func (c *Set) othersPidfile(n nodes.Node) error {
+	info, err := pidfile.Inspect(n.PidFile)
+	if err != nil || info.State != pidfile.Running || info.PID <= 0 {
+		return nil
+	}
+	recs, err := nodes.ReadRecords(c.rundir())
+	if err != nil {
+		return nil
+	}
+	for _, o := range recs {
+		if o.Name == n.Name || o.PidFile != n.PidFile {
+			continue
+		}
+		if _, st, err := nodes.ReadRecordStarted(c.rundir(), o.Name); err == nil && st.PID == info.PID {
+			return fmt.Errorf("%w: %s is %s's (its record names pid %d, which holds it)", ErrOthersPidfile, n.PidFile, o.Name, st.PID)
+		}
+	}
+	return nil
+}
