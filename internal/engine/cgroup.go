@@ -337,10 +337,14 @@ func (c *Set) tree(n nodes.Node, st Status, since time.Time) (Tree, error) {
 // is left in it: what the start killed there (see [launch.Child.Stop]) is
 // given failedTreeWait to go. A populated folder is never removed.
 func dropCgroup(rundir string, n nodes.Node) {
-	if n.Cgroup != "" {
-		cgroup.WaitEmpty(n.Cgroup, rundir, n.Name, time.Now().Add(failedTreeWait), nil)
-		cgroup.Remove(n.Cgroup, rundir, n.Name)
+	if n.Cgroup == "" {
+		return
 	}
+	if info, err := pidfile.Inspect(n.PidFile); err == nil && info.State == pidfile.Running {
+		return // another start's node runs in the folder: it is that node's now
+	}
+	cgroup.WaitEmpty(n.Cgroup, rundir, n.Name, time.Now().Add(failedTreeWait), nil)
+	cgroup.Remove(n.Cgroup, rundir, n.Name)
 }
 
 // failedTreeWait bounds dropCgroup's wait: SIGKILLed processes are gone

@@ -52,7 +52,7 @@ func spawnDirect(ctx context.Context, rp *Reaper, n nodes.Node, env []string) (*
 	if !ok {
 		return nil, errUseStep
 	}
-	ch := &Child{node: n, born: time.Now()}
+	ch := &Child{node: n, born: time.Now(), bornTicks: nodes.NowTicks()}
 	p := &forkPlan{wd: -1, readyTo: -1, nofile: nofile, setNofile: setNofile}
 	for i := range p.src {
 		p.src[i] = -1

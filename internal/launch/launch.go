@@ -110,6 +110,9 @@ type Child struct {
 	cmd  *exec.Cmd
 	pid  int
 	born time.Time
+	// bornTicks is the boot clock (in [nodes.Proc.StartTicks]' unit) read
+	// before the spawn: no process of the child's tree started earlier.
+	bornTicks uint64
 	// logOff is the logfile's size before the node started: its own
 	// lines come after; -1 if unknown.
 	logOff int64

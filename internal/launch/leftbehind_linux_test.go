@@ -1,0 +1,93 @@
+package launch
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/multi-launcher/multi/internal/cgroup"
+	"github.com/multi-launcher/multi/internal/testutil"
+	"github.com/multi-launcher/multi/nodes"
+)
+
+// A start that failed cleans up what its child left in the node's cgroup;
+// but when another start's node holds the node's lock by now, in the same
+// folder (two restarts of one node at once), only what the child's own
+// session left is its: the node that runs is not killed.
+func TestLeftBehindSparesTheNodeThatRunsNow(t *testing.T) {
+	testutil.NeedRoot(t)
+	n := forkTestNode(t, "w1", "sleep", "300")
+	cg := cgroup.Detect(filepath.Dir(n.PidFile))
+	if cg.Mode != cgroup.Cgroup {
+		t.Skipf("no cgroup here: %s", cg.Why)
+	}
+	path, held, err := cgroup.Make(cg, n.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held.Close()
+	n.Cgroup = path
+	t.Cleanup(func() { // last: once what the others kill has left it
+		cgroup.WaitEmpty(path, filepath.Dir(n.PidFile), n.Name, time.Now().Add(testutil.PollTimeout), nil)
+		if err := cgroup.Remove(path, filepath.Dir(n.PidFile), n.Name); err != nil {
+			t.Errorf("the node's cgroup folder: %v", err)
+		}
+	})
+	folder, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer folder.Close()
+
+	// The failed start's child: it left a process in its session, in the
+	// node's cgroup, and exited.
+	kid := filepath.Join(t.TempDir(), "kid")
+	since := nodes.NowTicks()
+	old := exec.Command("sh", "-c", "sleep 300 & echo $! > "+kid)
+	old.SysProcAttr = &syscall.SysProcAttr{Setsid: true, UseCgroupFD: true, CgroupFD: int(folder.Fd())}
+	if err := old.Run(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(kid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || left <= 1 {
+		t.Fatalf("the child's leftover: %q", b)
+	}
+	if fd, err := unix.PidfdOpen(left, 0); err == nil {
+		t.Cleanup(func() {
+			unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+			unix.Close(fd)
+		})
+	}
+
+	// The node another start started meanwhile, in the same folder.
+	now, err := Spawn(context.Background(), nil, n, os.Environ(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	killNode(t, now)
+
+	ch := &Child{node: n, pid: old.Process.Pid, bornTicks: since}
+	said := ch.leftBehind()
+	if waitable(now.pid) || syscall.Kill(now.pid, 0) != nil {
+		t.Fatalf("the node that holds the lock now (pid %d) was killed: %q", now.pid, said)
+	}
+	if !strings.Contains(said, "killed what it left of its session") || !strings.Contains(said, "pid "+strconv.Itoa(left)+" (sleep)") {
+		t.Errorf("leftBehind: %q; want the child's leftover pid %d named and killed", said, left)
+	}
+	testutil.PollUntil(t, "the child's leftover to be killed", func() bool {
+		p, err := nodes.ReadProc(left)
+		return err != nil || p.Gone()
+	})
+}
