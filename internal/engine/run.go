@@ -86,10 +86,14 @@ func (c *Set) RunStopWait(ctx context.Context, ns []nodes.Node) []Result {
 
 // RunKillTree KILLs every process in the cgroup the record of the node
 // named name says it runs in (cgroup.kill), and reports whether it did:
-// false where it has none.
+// false where it has none, nothing is in it, or its kill mode is process
+// (its children are left, as asked).
 func (c *Set) RunKillTree(name string) bool {
 	rec, err := nodes.ReadRecord(c.rundir(), name)
-	if err != nil || rec.Cgroup == "" {
+	if err != nil || rec.Cgroup == "" || rec.KillMode == cgroup.Process {
+		return false
+	}
+	if t, err := cgroup.Read(rec.Cgroup, c.rundir(), name); err != nil || !t.Populated {
 		return false
 	}
 	return cgroup.Kill(rec.Cgroup, c.rundir(), name) == nil

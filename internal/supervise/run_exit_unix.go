@@ -39,6 +39,12 @@ func (r *run) nodeExited(e launch.NodeExit) {
 		return
 	}
 	r.logf("%s: exited (pid %d, %s)", rn.n.Name, e.PID, launch.DescribeExit(ws))
+	// Its process gone, the rest of its tree goes too (KillMode=mixed,
+	// as systemd does when a service's main process exits): nothing of
+	// it outlives the run, or runs beside the node started again.
+	if r.h.KillTree(rn.n) {
+		r.logf("%s: killed what it left in its cgroup", rn.n.Name)
+	}
 	r.onExit(rn, ws, r.exited(rn, e.PID, ws))
 }
 
