@@ -116,6 +116,19 @@ func text(f cli.StringFlag, field func(*flags) *string) *valueFlag {
 	return &valueFlag{StringFlag: &f, set: func(fl *flags, v string) error { *field(fl) = v; return nil }}
 }
 
+// path is text for a flag that names a file or folder: given, it may not
+// be empty (an unset variable in a script, --rundir=$DIR, would
+// otherwise mean the default, perhaps another user's rundir).
+func path(f cli.StringFlag, field func(*flags) *string) *valueFlag {
+	return &valueFlag{StringFlag: &f, set: func(fl *flags, v string) error {
+		if v == "" {
+			return fmt.Errorf("--%s: empty (give a path, or leave the flag out for the default)", f.Name)
+		}
+		*field(fl) = v
+		return nil
+	}}
+}
+
 // duration is a flag whose value is a positive duration or a number of
 // seconds.
 func duration(f cli.StringFlag, field func(*flags) *time.Duration) *valueFlag {
@@ -135,9 +148,9 @@ func perNode(f *valueFlag) *valueFlag { f.nodes = true; return f }
 // Every flag of every command is defined here; a command lists the ones
 // it takes, and parseCommand derives multi's grammar from that list.
 var (
-	flagPidfile = perNode(text(cli.StringFlag{Name: "pidfile", Usage: "pidfile `TEMPLATE` (%n is the node name); per node: --pidfile:w1=PATH", DefaultText: "RUNDIR/%n.pid"}, func(f *flags) *string { return &f.PidFile }))
-	flagLogfile = perNode(text(cli.StringFlag{Name: "logfile", Usage: "logfile `TEMPLATE`; the node's stdout and stderr are appended to it", DefaultText: "RUNDIR/%n.log"}, func(f *flags) *string { return &f.LogFile }))
-	flagRundir  = text(cli.StringFlag{Name: "rundir", Usage: "`DIR` of default pidfiles, logfiles and node records", EnvVars: []string{"MULTI_RUNDIR"}, DefaultText: "/run/multi as root, else $XDG_RUNTIME_DIR/multi or /tmp/multi-UID"}, func(f *flags) *string { return &f.RunDir })
+	flagPidfile = perNode(path(cli.StringFlag{Name: "pidfile", Usage: "pidfile `TEMPLATE` (%n is the node name); per node: --pidfile:w1=PATH", DefaultText: "RUNDIR/%n.pid"}, func(f *flags) *string { return &f.PidFile }))
+	flagLogfile = perNode(path(cli.StringFlag{Name: "logfile", Usage: "logfile `TEMPLATE`; the node's stdout and stderr are appended to it", DefaultText: "RUNDIR/%n.log"}, func(f *flags) *string { return &f.LogFile }))
+	flagRundir  = path(cli.StringFlag{Name: "rundir", Usage: "`DIR` of default pidfiles, logfiles and node records", EnvVars: []string{"MULTI_RUNDIR"}, DefaultText: "/run/multi as root, else $XDG_RUNTIME_DIR/multi or /tmp/multi-UID"}, func(f *flags) *string { return &f.RunDir })
 	flagTimeout = duration(cli.StringFlag{Name: "timeout", Usage: "after `DURATION` (10s, 1m, or seconds) nodes still running get SIGKILL", DefaultText: "wait forever"}, func(f *flags) *time.Duration { return &f.Timeout })
 	flagWait    = &valueFlag{StringFlag: &cli.StringFlag{Name: "wait", Usage: "how to wait for locks to be released: `MODE` poll, or notify (fsnotify and pidfd wake-ups)", Value: "poll"}, set: setWait}
 	flagSettle  = &valueFlag{StringFlag: &cli.StringFlag{Name: "settle", Usage: "a node that exits within `DURATION` of its start has FAILED; paid once per batch; 0: no window", DefaultText: multi.DefaultSettle.String()}, set: setSettle}

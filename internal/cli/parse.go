@@ -165,6 +165,7 @@ const exitCode = "exit-code"
 // usage is a usage error naming the verb, with the verb's usage line, and
 // exit code 2.
 func usage(c *cli.Context, err error) error {
-	msg := strings.TrimPrefix(err.Error(), ErrUsage.Error()+": ")
+	// It can quote what was typed (an unknown flag): escaped.
+	msg := nodes.Printable(strings.TrimPrefix(err.Error(), ErrUsage.Error()+": "))
 	return cli.Exit(fmt.Sprintf("multi %s: %s\nusage: %s", c.Command.Name, msg, c.Command.UsageText), exitUsage)
 }
