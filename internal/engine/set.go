@@ -9,6 +9,8 @@ package engine
 import (
 	"context"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -129,7 +131,11 @@ func (c *Set) rundir() string {
 
 func (c *Set) env() []string {
 	if c.Env == nil {
-		return os.Environ()
+		// Not $NOTIFY_SOCKET: it is this process's service manager's (a
+		// run's own readiness goes there), not the nodes', whose READY=1
+		// would make the manager take the service for ready; a node with
+		// --ready=notify gets a socket of its own.
+		return slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "NOTIFY_SOCKET=") })
 	}
 	return c.Env
 }

@@ -180,10 +180,12 @@ type runNode struct {
 	res        any         // its last result, as the host made it
 }
 
+// logf writes one line of the run's own log. What it quotes (a path, an
+// error, a check as typed) is shown escaped, never raw.
 func (r *run) logf(format string, args ...any) {
 	if r.o.Log != nil {
 		r.outMu.Lock()
-		fmt.Fprintf(r.o.Log, "multi run: "+format+"\n", args...)
+		fmt.Fprintf(r.o.Log, "multi run: %s\n", nodes.Printable(fmt.Sprintf(format, args...)))
 		r.outMu.Unlock()
 	}
 }
