@@ -39,6 +39,10 @@ var (
 	// given for the node is another node's, held by the process that
 	// node's record names; nothing is signalled.
 	ErrOthersPidfile = engine.ErrOthersPidfile
+	// ErrFileClash: start, restart, run: a node's logfile is a pidfile of
+	// the set, or its pidfile or logfile is one of the rundir's own files
+	// (a record, a lock); nothing is done.
+	ErrFileClash = engine.ErrFileClash
 )
 
 // A LostError reports a lost node: nothing holds its pidfile's lock (the

@@ -1,8 +1,12 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 
+	"github.com/multi-launcher/multi/internal/supervise"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -61,4 +65,48 @@ func (c *Set) checkRecords(op string, results []Result) bool {
 		}
 	}
 	return true
+}
+
+// ErrFileClash: a node's logfile is a pidfile of the set, or its pidfile
+// or logfile is one of the rundir's own files; a start refuses the set.
+var ErrFileClash = errors.New("files clash")
+
+// checkFiles fails every result, and returns false, when a node's
+// logfile is a pidfile of the set (the log would be written into the
+// pidfile, and deleted with it at the stop), or its pidfile or logfile is
+// one of the rundir's own files (a record, which is rewritten whole; a
+// lock, a spare, a run tag): the verb does nothing.
+func (c *Set) checkFiles(op string, results []Result) bool {
+	pidfiles := map[string]string{}
+	for _, n := range c.Nodes {
+		pidfiles[filepath.Clean(n.PidFile)] = n.Name
+	}
+	rundir := filepath.Clean(c.rundir())
+	multis := func(p string) bool {
+		b := filepath.Base(p)
+		return filepath.Dir(p) == rundir && (strings.HasPrefix(b, ".") || strings.HasSuffix(b, nodes.RecordExt) ||
+			strings.HasSuffix(b, supervise.TagExt) || strings.HasSuffix(b, supervise.FatalExt))
+	}
+	var err error
+	for _, n := range c.Nodes {
+		lf := filepath.Clean(n.LogFile)
+		switch {
+		case n.LogFile != "" && pidfiles[lf] != "":
+			err = fmt.Errorf("%w: %s's logfile %s is the pidfile of %s; nothing done", ErrFileClash, n.Name, n.LogFile, pidfiles[lf])
+		case n.LogFile != "" && multis(lf):
+			err = fmt.Errorf("%w: %s's logfile %s is one of multi's own files in the rundir (records, locks, run tags); nothing done", ErrFileClash, n.Name, n.LogFile)
+		case multis(filepath.Clean(n.PidFile)):
+			err = fmt.Errorf("%w: %s's pidfile %s is one of multi's own files in the rundir (records, locks, run tags); nothing done", ErrFileClash, n.Name, n.PidFile)
+		}
+		if err != nil {
+			break
+		}
+	}
+	if err == nil {
+		return true
+	}
+	for i := range results {
+		results[i].fail(op, err)
+	}
+	return false
 }

@@ -20,7 +20,7 @@ import (
 func (c *Set) Restart(ctx context.Context, o RestartOptions) ([]Result, error) {
 	c = c.with(o.Stop)
 	results := c.treeResults()
-	if !c.checkDistinct("restart", results) || !c.checkRecords("restart", results) || !c.makeRunDir("restart", results) {
+	if !c.checkDistinct("restart", results) || !c.checkFiles("restart", results) || !c.checkRecords("restart", results) || !c.makeRunDir("restart", results) {
 		// Nothing could be started again: nothing is stopped either.
 		return results, joinErrs(results)
 	}

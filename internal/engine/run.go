@@ -31,7 +31,7 @@ func (c *Set) Dir() string { return c.rundir() }
 // reports each result it fails.
 func (c *Set) RunCheck(extra error) ([]Result, bool) {
 	results := c.results()
-	ok := c.checkDistinct("run", results) && c.checkRecords("run", results) && c.makeRunDir("run", results)
+	ok := c.checkDistinct("run", results) && c.checkFiles("run", results) && c.checkRecords("run", results) && c.makeRunDir("run", results)
 	if ok && extra != nil {
 		for i := range results {
 			results[i].fail("run", extra)

@@ -39,7 +39,7 @@ func startConcurrency() int {
 // Start is package multi's Cluster.Start, which documents it.
 func (c *Set) Start(ctx context.Context) ([]Result, error) {
 	results := c.results()
-	if !c.checkDistinct("start", results) || !c.checkRecords("start", results) || !c.makeRunDir("start", results) {
+	if !c.checkDistinct("start", results) || !c.checkFiles("start", results) || !c.checkRecords("start", results) || !c.makeRunDir("start", results) {
 		return results, joinErrs(results)
 	}
 	c.startAll(ctx, results, func(int) (string, bool) { return "started", true })
