@@ -64,6 +64,13 @@ func (d *Dir) Make(name string, data []byte, perm fs.FileMode) (fs.FileInfo, err
 	return st, nil
 }
 
+// IsFolder reports whether name in the folder is a folder (a link there
+// is not followed): a file cannot be made at its name.
+func (d *Dir) IsFolder(name string) bool {
+	st, err := os.Lstat(filepath.Join(d.d.Path(), name))
+	return err == nil && st.IsDir()
+}
+
 // Has reports whether name in the folder is still the file st describes.
 func (d *Dir) Has(name string, st fs.FileInfo) bool {
 	return st != nil && d.d.SameEntry(name, st)

@@ -47,6 +47,10 @@ func (r *run) checkReadyFile() error {
 	if err != nil {
 		return fmt.Errorf("ready file %s: %w", r.o.ReadyFile, err)
 	}
+	if d.IsFolder(filepath.Base(r.o.ReadyFile)) {
+		d.Close()
+		return fmt.Errorf("ready file %s: is a folder", r.o.ReadyFile)
+	}
 	r.files.readyDir, r.files.readyName = d, filepath.Base(r.o.ReadyFile)
 	return nil
 }
