@@ -17,8 +17,9 @@ import (
 // taskRoom is how many more tasks (processes or threads) this process
 // may make before a limit refuses one, and that limit: the pids.max of
 // its cgroup or of one above it (cgroup v1 pids controller, or cgroup
-// v2), or RLIMIT_NPROC, which counts every task of the real uid and
-// which root and a holder of CAP_SYS_RESOURCE or CAP_SYS_ADMIN are spared.
+// v2), RLIMIT_NPROC, which counts every task of the real uid and which
+// root and a holder of CAP_SYS_RESOURCE or CAP_SYS_ADMIN are spared, or
+// nine tenths of the machine's kernel.pid_max and kernel.threads-max.
 // ok is false when no limit applies.
 func taskRoom() (room int, limit string, ok bool) {
 	room = math.MaxInt
@@ -29,6 +30,16 @@ func taskRoom() (room int, limit string, ok bool) {
 	}
 	if r, l, found := cgroupRoom(); found {
 		take(r, l)
+	}
+	// The machine's own bounds, which root meets too: a start does not
+	// take the last pids (kernel.pid_max) or tasks (kernel.threads-max);
+	// a tenth of each is kept for everything else.
+	if total := systemTasks(); total < math.MaxInt32 {
+		for _, k := range []string{"pid_max", "threads-max"} {
+			if v, err := strconv.Atoi(readTrim("/proc/sys/kernel/" + k)); err == nil && v > 0 {
+				take(v-v/10-total, fmt.Sprintf("nine tenths of kernel.%s %d (the rest kept for the system)", k, v))
+			}
+		}
 	}
 	var rl unix.Rlimit
 	if unix.Getrlimit(unix.RLIMIT_NPROC, &rl) == nil && rl.Cur != unix.RLIM_INFINITY && rl.Cur < math.MaxInt32 && !nprocExempt() {
