@@ -35,7 +35,8 @@ type UnsafeFolderError = safefs.UnsafeFolderError
 const SharedEnv = safefs.SharedEnv
 
 // AcceptShared accepts, for the rest of this process, rundir (if not
-// "") and the folders of each node's pidfile and logfile, although
+// "") and the folders of each node's pidfile, logfile and file:
+// readiness check, although
 // others than root and this user may write to them: as the user's
 // choice, they are no longer refused with an [UnsafeFolderError]. What
 // still holds there: no link followed, and only regular files of root
@@ -49,6 +50,10 @@ func AcceptShared(rundir string, ns []Node) {
 	}
 	for _, n := range ns {
 		safefs.AcceptShared(filepath.Dir(n.PidFile), filepath.Dir(n.LogFile))
+		// And the folder of a file: readiness check, which its node makes.
+		if c, err := ParseReady(n.Ready); err == nil && c.Kind == "file" {
+			safefs.AcceptShared(filepath.Dir(filepath.Clean(c.Arg)))
+		}
 	}
 }
 

@@ -28,6 +28,11 @@ type Status struct {
 
 // Status is package multi's Cluster.Status, which documents it.
 func (c *Set) Status(ctx context.Context) ([]Status, error) {
+	if c.AllowSharedFolders {
+		// The nodes' folders (a file: check's among them), as the other
+		// verbs accept them; not the rundir, whose records status reads.
+		nodes.AcceptShared("", c.Nodes)
+	}
 	out := make([]Status, len(c.Nodes))
 	var errs []error
 	begun := time.Now() // one look at /proc serves every node's session
