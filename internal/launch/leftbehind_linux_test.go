@@ -41,19 +41,29 @@ func TestLeftBehindSparesTheNodeThatRunsNow(t *testing.T) {
 			t.Errorf("the node's cgroup folder: %v", err)
 		}
 	})
-	folder, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer folder.Close()
 
 	// The failed start's child: it left a process in its session, in the
 	// node's cgroup, and exited.
 	kid := filepath.Join(t.TempDir(), "kid")
 	since := nodes.NowTicks()
-	old := exec.Command("sh", "-c", "sleep 300 & echo $! > "+kid)
-	old.SysProcAttr = &syscall.SysProcAttr{Setsid: true, UseCgroupFD: true, CgroupFD: int(folder.Fd())}
-	if err := old.Run(); err != nil {
+	// It joins the folder before it forks (cgroup.procs: qemu-user has no
+	// clone3), then forks once its input ends.
+	old := exec.Command("sh", "-c", "read x; sleep 300 & echo $! > "+kid)
+	old.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	in, err := old.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(path, "cgroup.procs"), []byte(strconv.Itoa(old.Process.Pid)), 0); err != nil {
+		old.Process.Kill()
+		old.Wait()
+		t.Fatal(err)
+	}
+	in.Close()
+	if err := old.Wait(); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(kid)
