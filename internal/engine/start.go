@@ -247,6 +247,14 @@ func (c *Set) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *s
 			r.fail("start", err)
 			return nil
 		}
+		// Another node's pidfile, held by that node: not this node
+		// running, and nothing to record.
+		if prevErr != nil || prev.PidFile != n.PidFile {
+			if err := c.othersPidfile(n); err != nil {
+				r.fail("start", err)
+				return nil
+			}
+		}
 		r.fail("start", held)
 		return nil
 	}
