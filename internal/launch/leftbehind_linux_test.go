@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/nodes"
@@ -66,20 +64,8 @@ func TestLeftBehindSparesTheNodeThatRunsNow(t *testing.T) {
 	if err := old.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(kid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	left, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || left <= 1 {
-		t.Fatalf("the child's leftover: %q", b)
-	}
-	if fd, err := unix.PidfdOpen(left, 0); err == nil {
-		t.Cleanup(func() {
-			unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
-			unix.Close(fd)
-		})
-	}
+	left := testutil.ReadPID(t, kid)
+	testutil.KillAtCleanup(t, left) // this process or none
 
 	// The node another start started meanwhile, in the same folder.
 	now, err := Spawn(context.Background(), nil, n, os.Environ(), 0)

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -284,38 +283,6 @@ func (ch *Child) confirm() (*os.Process, error) {
 	return nil, &ExitError{Status: ws, Err: fmt.Errorf("%w %s", ErrExitedAtOnce, msg)}
 }
 
-// leftBehind deals with what is left of the tree of the child, which
-// has exited and been reaped, and says what it did, "" if nothing is
-// left. The node's cgroup, made for this start, holds whatever the
-// command forked: nothing of it may keep running; named, then killed. The
-// session is the node's (the step's setsid): what remains of it is named,
-// not signalled, as nothing says it is ours to stop.
-//
-// The cgroup is the node's, not this start's alone: when another process
-// holds the node's lock by now (a concurrent start or restart of the
-// node ran it in the same folder), only the members of the child's own
-// session are its, and killed, each pinned and checked again.
-func (ch *Child) leftBehind() string {
-	if ch.node.Cgroup != "" {
-		if info, err := pidfile.Inspect(ch.node.PidFile); err == nil && info.State == pidfile.Running && info.PID != ch.pid {
-			return ch.sessionLeft(info.PID)
-		}
-		if left := cgroupLeft(ch.node.Cgroup); left != "" {
-			return "killed what it left in its cgroup: " + left
-		}
-		return ""
-	}
-	left, _ := nodes.SessionMembers(ch.pid)
-	if len(left) == 0 {
-		return ""
-	}
-	var names []string
-	for _, p := range left {
-		names = append(names, fmt.Sprintf("pid %d (%s)", p.PID, p.Comm))
-	}
-	return "processes of its session remain: " + strings.Join(names, ", ") + " (not signalled)"
-}
-
 // onItsWay reports whether pid, this process's unreaped child whose lock
 // is not held (its pidfile gone, if released), was on its way out and has exited, waited for as
 // [pin.WaitOnItsWay] does: a node that has begun to exit, or has released its
@@ -389,26 +356,3 @@ var directTaken atomic.Int64
 
 // errUseStep: start this node through the exec step.
 var errUseStep = errors.New("start through the exec step")
-
-// sessionLeft kills what is left of the child's session, the node's lock
-// held by holder (another start's node) meanwhile, and says so.
-func (ch *Child) sessionLeft(holder int) string {
-	st := nodes.Started{PID: ch.pid, StartTicks: ch.bornTicks}
-	procs, err := nodes.ReadSessions(map[int]bool{ch.pid: true})
-	if err != nil {
-		return ""
-	}
-	var names []string
-	for _, m := range pin.Members(procs, st) {
-		if m.PID == holder {
-			continue // never the node that holds the lock now
-		}
-		if ok, _ := pin.SignalMember(m, st, syscall.SIGKILL); ok {
-			names = append(names, fmt.Sprintf("pid %d (%s)", m.PID, m.Comm))
-		}
-	}
-	if len(names) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("killed what it left of its session (pid %d, another start's, holds its lock now): %s", holder, strings.Join(names, ", "))
-}

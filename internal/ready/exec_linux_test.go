@@ -4,12 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/multi-launcher/multi/internal/ready"
 	"github.com/multi-launcher/multi/internal/testutil"
@@ -37,22 +33,8 @@ func TestExecCheckLeavesNothingRunning(t *testing.T) {
 	if err := p.Run(ctx); err != nil {
 		t.Fatalf("the check: %v", err)
 	}
-	b, err := os.ReadFile(kid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 1 {
-		t.Fatalf("the check's child: %q", b)
-	}
-	// Pinned, so that the cleanup kills this process or none (a zombie,
-	// one its new parent has not reaped yet, is gone).
-	if fd, err := unix.PidfdOpen(pid, 0); err == nil {
-		t.Cleanup(func() {
-			unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
-			unix.Close(fd)
-		})
-	}
+	pid := testutil.ReadPID(t, kid)
+	testutil.KillAtCleanup(t, pid) // this process or none
 	testutil.PollUntil(t, "the check's child to be killed", func() bool {
 		p, err := nodes.ReadProc(pid)
 		return err != nil || p.Gone()
