@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/multi-launcher/multi/internal/ready"
@@ -80,6 +81,23 @@ func (c *Set) seenCheck(ctx context.Context, s *Status, kind string) error {
 // that its node's process still runs.
 const notifyPoll = time.Second
 
+// kept holds the notify sockets keepNotify reads, by rundir and node, so
+// that a run's stop closes (and removes) them once their nodes are down
+// (closeKept): the run may end before a poll sees the process gone. A
+// process has one run at most.
+var kept sync.Map
+
+func keptKey(rundir, name string) string { return rundir + "\x00" + name }
+
+// closeKept closes the notify socket kept for each node of ns.
+func (c *Set) closeKept(ns []nodes.Node) {
+	for _, n := range ns {
+		if nt, ok := kept.LoadAndDelete(keptKey(c.rundir(), n.Name)); ok {
+			nt.(*ready.Notify).Close()
+		}
+	}
+}
+
 // keepNotify goes on reading, under a run, the notify socket of a node
 // its start saw ready, for as long as that process runs: each STATUS= it
 // sends is recorded, for status; a STOPPING=1 records it not ready. The
@@ -91,7 +109,10 @@ func (c *Set) keepNotify(n nodes.Node, s *started) {
 		nt.Close()
 		return
 	}
+	key := keptKey(c.rundir(), n.Name)
+	kept.Store(key, nt)
 	go func() {
+		defer kept.CompareAndDelete(key, nt)
 		defer nt.Close()
 		t := time.NewTicker(notifyPoll)
 		defer t.Stop()

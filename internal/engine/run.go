@@ -81,6 +81,7 @@ func (c *Set) RunStopWait(ctx context.Context, ns []nodes.Node) []Result {
 		results[i].Node = n
 	}
 	c.stopWait(ctx, results, stopOpts{op: "stopwait", sig: c.signal(), timeout: c.stop.Timeout, report: true})
+	c.closeKept(ns)
 	return results
 }
 

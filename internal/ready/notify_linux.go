@@ -25,6 +25,7 @@ type Notify struct {
 	f    *os.File // the socket, non-blocking, in Go's poller
 	dir  string
 	name string
+	made os.FileInfo // its name in dir, as bound: removed only while it is that
 	wake chan struct{}
 
 	closed sync.Once
@@ -61,7 +62,12 @@ func ListenNotify(rundir, name string) (*Notify, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("notify socket %s: %w", path, err)
 	}
-	return &Notify{f: os.NewFile(uintptr(fd), path), dir: rundir, name: base, wake: make(chan struct{}, 1)}, nil
+	made, err := os.Lstat(path)
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("notify socket %s: %w", path, err)
+	}
+	return &Notify{f: os.NewFile(uintptr(fd), path), dir: rundir, name: base, made: made, wake: make(chan struct{}, 1)}, nil
 }
 
 // Env is the entry of the node's environment that names the socket.
@@ -172,10 +178,14 @@ func (n *Notify) take(msg string) {
 	}
 }
 
-// Close closes the socket and removes it; again, it does nothing.
+// Close closes the socket and removes it, if its name is still this
+// socket's: a start of the node since (a restart under run) binds a new
+// one there, which must stay. Again, it does nothing.
 func (n *Notify) Close() {
 	n.closed.Do(func() {
 		n.f.Close()
-		nodes.RemoveIn(n.dir, n.name)
+		if cur, err := os.Lstat(filepath.Join(n.dir, n.name)); err == nil && os.SameFile(cur, n.made) {
+			nodes.RemoveIn(n.dir, n.name)
+		}
 	})
 }
