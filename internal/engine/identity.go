@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"errors"
 	"os"
 	"syscall"
@@ -54,7 +53,11 @@ func (c *Set) signalRecorded(n nodes.Node, sig syscall.Signal, dirs *pidfile.Fol
 		want = c.recordedProcess(n)
 	}
 	if want.PID == 0 {
-		if err := cmp.Or(c.unconfirmed(n), c.othersPidfile(n)); err != nil {
+		err := c.unconfirmed(n)
+		if err == nil {
+			err = c.othersPidfile(n) // one look at the records, only when needed
+		}
+		if err != nil {
 			return pidfile.Info{Path: n.PidFile}, nil, nil, err
 		}
 	}

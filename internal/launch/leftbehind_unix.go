@@ -5,7 +5,6 @@ package launch
 import (
 	"fmt"
 	"strings"
-	"syscall"
 
 	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/nodes"
@@ -47,19 +46,11 @@ func (ch *Child) leftBehind() string {
 // sessionLeft kills what is left of the child's session, the node's lock
 // held by holder (another start's node) meanwhile, and says so.
 func (ch *Child) sessionLeft(holder int) string {
-	st := nodes.Started{PID: ch.pid, StartTicks: ch.bornTicks}
-	procs, err := nodes.ReadSessions(map[int]bool{ch.pid: true})
-	if err != nil {
-		return ""
-	}
 	var names []string
-	for _, m := range pin.Members(procs, st) {
-		if m.PID == holder {
-			continue // never the node that holds the lock now
-		}
-		if ok, _ := pin.SignalMember(m, st, syscall.SIGKILL); ok {
-			names = append(names, fmt.Sprintf("pid %d (%s)", m.PID, m.Comm))
-		}
+	// The holder leads a session of its own (its step's setsid): never
+	// a member of the child's.
+	for _, m := range pin.KillSession(nodes.Started{PID: ch.pid, StartTicks: ch.bornTicks}) {
+		names = append(names, fmt.Sprintf("pid %d (%s)", m.PID, m.Comm))
 	}
 	if len(names) == 0 {
 		return ""

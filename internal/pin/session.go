@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"syscall"
 
 	"github.com/multi-launcher/multi/nodes"
 )
@@ -70,4 +71,22 @@ func SessionIsNodes(st nodes.Started) bool {
 		}
 	}
 	return true
+}
+
+// KillSession SIGKILLs what is left of the session of st's process (its
+// leader gone by now, or not: see [Members]), read from /proc now, each
+// member pinned and checked again first ([SignalMember]). It returns
+// those it killed; none where /proc cannot say (off Linux).
+func KillSession(st nodes.Started) []nodes.Proc {
+	procs, err := nodes.ReadSessions(map[int]bool{st.PID: true})
+	if err != nil {
+		return nil
+	}
+	var killed []nodes.Proc
+	for _, m := range Members(procs, st) {
+		if ok, _ := SignalMember(m, st, syscall.SIGKILL); ok {
+			killed = append(killed, m)
+		}
+	}
+	return killed
 }

@@ -18,19 +18,9 @@ func ownSession(cmd *exec.Cmd) {
 
 // killLeft SIGKILLs what is left of the session of pid, an exec check's
 // command that has been waited for, of processes started no earlier than
-// since (boot ticks, read before it started): each pinned and checked
-// again first ([pin.SignalMember]). Where /proc cannot say (off Linux),
-// nothing is.
+// since (boot ticks, read before it started): [pin.KillSession].
 func killLeft(pid int, since uint64) {
-	if pid <= 1 || since == 0 {
-		return
-	}
-	st := nodes.Started{PID: pid, StartTicks: since}
-	procs, err := nodes.ReadSessions(map[int]bool{pid: true})
-	if err != nil {
-		return
-	}
-	for _, m := range pin.Members(procs, st) {
-		pin.SignalMember(m, st, syscall.SIGKILL)
+	if pid > 1 && since != 0 {
+		pin.KillSession(nodes.Started{PID: pid, StartTicks: since})
 	}
 }
