@@ -1,6 +1,9 @@
 package multi
 
-import "github.com/multi-launcher/multi/internal/cgroup"
+import (
+	"github.com/multi-launcher/multi/internal/cgroup"
+	"github.com/multi-launcher/multi/nodes"
+)
 
 // A Containment says how this process would contain the nodes it starts
 // in a rundir: Mode "cgroup" (each node's whole process tree in a cgroup
@@ -23,9 +26,11 @@ type Containment struct {
 // rundir's cgroup folder to learn whether it can, and removes it again
 // when no node is in it.
 func CheckContainment(rundir string) Containment {
-	c := (&Cluster{RunDir: rundir}).set()
-	cg := cgroup.Detect(c.RunDirPath())
-	p := cgroup.RunPlacement(c.RunDirPath())
+	if rundir == "" {
+		rundir = nodes.DefaultRunDir()
+	}
+	cg := cgroup.Detect(rundir)
+	p := cgroup.RunPlacement(rundir)
 	if cg.Mode == cgroup.Cgroup {
 		cgroup.RemoveParent(cg.Parent)
 	}

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/multi-launcher/multi/internal/engine"
 	"github.com/multi-launcher/multi/internal/launch"
 	"github.com/multi-launcher/multi/internal/pin"
+	"github.com/multi-launcher/multi/internal/ready"
 	"github.com/multi-launcher/multi/internal/supervise"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
@@ -15,34 +15,46 @@ import (
 // Errors that callers test with [errors.Is] on a [*NodeError] or on the
 // joined error a verb returns; the error's text says more.
 var (
-	ErrAlreadyRunning       = pidfile.ErrAlreadyRunning      // start: the node runs already
-	ErrNoCommand            = engine.ErrNoCommand            // start: no command for the node
-	ErrCommandNotFound      = launch.ErrCommandNotFound      // the node's program does not exist
-	ErrCommandNotExecutable = launch.ErrCommandNotExecutable // the program cannot be executed
-	ErrExitedAtOnce         = launch.ErrExitedAtOnce         // the command exited before it was seen holding its lock
-	ErrTaskLimit            = launch.ErrTaskLimit            // no process or thread could be made (RLIMIT_NPROC, pids.max)
-	ErrHolderMismatch       = pin.ErrHolderMismatch          // the lock holder is not the process the record names: not signalled
-	ErrLost                 = engine.ErrLost                 // the process the record names runs without its lock (see [LostError])
-	ErrNotReady             = engine.ErrNotReady             // start: the node exited, or was stopped, before it passed its readiness check
+	ErrAlreadyRunning       = pidfile.ErrAlreadyRunning                    // start: the node runs already
+	ErrNoCommand            = errors.New("no command (give one after --)") // start: no command for the node
+	ErrCommandNotFound      = launch.ErrCommandNotFound                    // the node's program does not exist
+	ErrCommandNotExecutable = launch.ErrCommandNotExecutable               // the program cannot be executed
+	ErrExitedAtOnce         = launch.ErrExitedAtOnce                       // the command exited before it was seen holding its lock
+	ErrTaskLimit            = launch.ErrTaskLimit                          // no process or thread could be made (RLIMIT_NPROC, pids.max)
+	ErrHolderMismatch       = pin.ErrHolderMismatch                        // the lock holder is not the process the record names: not signalled
+	ErrLost                 = errors.New("lost")                           // the process the record names runs without its lock (see [LostError])
+	ErrNotReady             = ready.ErrNotReady                            // start: the node exited, or was stopped, before it passed its readiness check
 	// ErrDuplicateNode: two nodes of one Cluster share a name or a
 	// pidfile; every verb but Status refuses the whole set.
-	ErrDuplicateNode = engine.ErrDuplicateNode
+	ErrDuplicateNode = errors.New("duplicate node")
 	ErrUnknownNode   = errors.New("no such node") // [Cluster.Only]: a name that is not one of the nodes
 	ErrRunUnderWay   = supervise.ErrRunUnderWay   // [Cluster.Run]: another run is under way in this process
 	// ErrSupervised: start, restart: the node is one a multi run in
 	// another process supervises; its error names the run's pid.
-	ErrSupervised = engine.ErrSupervised
+	ErrSupervised = errors.New("supervised by multi run")
 	// ErrOtherCommand: start: the node runs already, with another command
 	// or working folder than the one given (not counted as started).
-	ErrOtherCommand = engine.ErrOtherCommand
+	ErrOtherCommand = errors.New("already running another command")
 	// ErrOthersPidfile: stop, stopwait, kill, send, restart: the pidfile
 	// given for the node is another node's, held by the process that
 	// node's record names; nothing is signalled.
-	ErrOthersPidfile = engine.ErrOthersPidfile
+	ErrOthersPidfile = errors.New("another node's pidfile; not signalled")
 	// ErrFileClash: start, restart, run: a node's logfile is a pidfile of
 	// the set, or its pidfile or logfile is one of the rundir's own files
 	// (a record, a lock); nothing is done.
-	ErrFileClash = engine.ErrFileClash
+	ErrFileClash = errors.New("files clash")
+	// ErrLingering: start: the node's lock is free while processes of its
+	// last tree are left (see [LingeringError]).
+	ErrLingering = errors.New("lingering")
+)
+
+// The verbs' other errors, which callers read as text.
+var (
+	errCannotRestart     = errors.New("cannot start again; left as it was")
+	errRollingHalted     = errors.New("not restarted: the rolling restart halted")
+	errStopSignal        = errors.New("a stop signal never ends a node; the wait would never end")
+	errStopping          = errors.New("still stopping")
+	errUnconfirmedHolder = errors.New("lock holder not confirmed by the node's record; not signalled")
 )
 
 // A LostError reports a lost node: nothing holds its pidfile's lock (the

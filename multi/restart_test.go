@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/multi-launcher/multi/internal/engine"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -127,15 +126,15 @@ func TestRestartProgramGoneLeavesNodeRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := c.Restart(t.Context(), multi.RestartOptions{})
-	if !errors.Is(err, engine.ErrCannotRestart) || !errors.Is(err, multi.ErrCommandNotFound) {
-		t.Fatalf("Restart: %v; want ErrCannotRestart and launch.ErrCommandNotFound", err)
+	if !errors.Is(err, multi.ErrCannotRestart) || !errors.Is(err, multi.ErrCommandNotFound) {
+		t.Fatalf("Restart: %v; want errCannotRestart and launch.ErrCommandNotFound", err)
 	}
 	for i, n := range c.Nodes {
 		if now := holderOf(t, n); now != before[i] {
 			t.Errorf("%s: pid %d, was %d: the node was restarted", n.Name, now, before[i])
 		}
-		if !errors.Is(res[i].Err, engine.ErrCannotRestart) {
-			t.Errorf("%s: %q; want ErrCannotRestart", n.Name, res[i])
+		if !errors.Is(res[i].Err, multi.ErrCannotRestart) {
+			t.Errorf("%s: %q; want errCannotRestart", n.Name, res[i])
 		}
 	}
 }

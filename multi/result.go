@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // A Result is what a verb did to one node: its Outcome and the facts that
@@ -70,6 +71,9 @@ type Result struct {
 	// Elapsed is how long the verb took on this node, from the verb's
 	// start until this result was final.
 	Elapsed time.Duration
+
+	begun time.Time
+	lost  nodes.Started // the lost process signalled (StopOptions.Lost), if any
 }
 
 // An ExitStatus is how a node's process ended: its exit code, or the
@@ -193,4 +197,53 @@ func (o *Outcome) UnmarshalText(b []byte) error {
 		}
 	}
 	return fmt.Errorf("multi: unknown outcome %q", b)
+}
+
+// exitStatus is ws as an ExitStatus.
+func exitStatus(ws syscall.WaitStatus) *ExitStatus {
+	if ws.Signaled() {
+		return &ExitStatus{Code: -1, Signal: ws.Signal()}
+	}
+	return &ExitStatus{Code: ws.ExitStatus()}
+}
+
+// joinErrs joins the per-node errors of results, nil when there are none.
+// It also stamps each result's Elapsed, if not yet done: every verb
+// returns through it.
+func joinErrs(results []Result) error {
+	var errs []error
+	for i := range results {
+		results[i].stamp()
+		if r := results[i]; r.Err != nil {
+			errs = append(errs, r.Err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// recordErr adds err, about the node's record, to r's.
+func (r *Result) recordErr(err error) {
+	if r.RecordErr != nil {
+		err = fmt.Errorf("%w; %w", r.RecordErr, err)
+	}
+	r.RecordErr = err
+}
+
+func (r *Result) fail(op string, err error) {
+	r.Err = &NodeError{Node: r.Node.Name, Op: op, Err: err}
+	switch {
+	case errors.Is(err, pidfile.ErrAlreadyRunning):
+		r.Outcome = AlreadyRunning
+	case errors.Is(err, ErrLost):
+		r.Outcome = Lost
+	default:
+		r.Outcome = Failed
+	}
+}
+
+// stamp sets r.Elapsed once, when r is final.
+func (r *Result) stamp() {
+	if r.Elapsed == 0 && !r.begun.IsZero() {
+		r.Elapsed = max(time.Since(r.begun), 1)
+	}
 }

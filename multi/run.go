@@ -6,13 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"syscall"
 	"time"
 
-	"github.com/multi-launcher/multi/internal/engine"
-	"github.com/multi-launcher/multi/internal/launch"
 	"github.com/multi-launcher/multi/internal/supervise"
-	"github.com/multi-launcher/multi/nodes"
 )
 
 // A RunError is how a [Cluster.Run] that did not end cleanly ended: the
@@ -171,82 +167,27 @@ func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 	if o.Stop.Timeout <= 0 {
 		o.Stop.Timeout = DefaultRunTimeout
 	}
-	set := c.set().ForRun(o.Stop.engine())
+	h := newRunHost(c, o.Stop)
 	first, most := o.backoff()
-	code, why, last := supervise.Run(ctx, runHost{set}, c.Nodes, supervise.Options{
+	code, why := supervise.Run(ctx, h, c.Nodes, supervise.Options{
 		OnExit: string(o.OnExit), Backoff: first, MaxBackoff: most,
-		Signal: set.Signal(), Timeout: o.Stop.Timeout, Group: o.Stop.Group,
-		RunDir: set.Dir(), ReadyFile: o.ReadyFile, NotifySocket: o.NotifySocket,
+		Signal: h.v.signal(), Timeout: o.Stop.Timeout, Group: o.Stop.Group,
+		RunDir: h.v.rundir(), ReadyFile: o.ReadyFile, NotifySocket: o.NotifySocket,
 		AllowShared: c.AllowSharedFolders, WaitForLock: o.WaitForLock,
 		MaxRestarts: o.MaxRestarts, RestartWindow: cmp.Or(o.RestartWindow, time.Minute), Health: o.Health,
 		Live: o.Live, LiveInterval: cmp.Or(o.LiveInterval, 10*time.Second), LiveFailures: cmp.Or(o.LiveFailures, 3),
 		Log: o.Log, Stdout: o.Stdout, Stderr: o.Stderr,
 	})
-	if last == nil {
+	if errors.Is(why, ErrRunUnderWay) || errors.Is(why, errors.ErrUnsupported) {
 		return code, fmt.Errorf("multi: run: %w", why)
 	}
 	if code == 0 {
 		return 0, nil
 	}
-	e := &RunError{Code: code, Err: why}
+	e := &RunError{Code: code, Err: why, Results: h.results()}
 	var ne *NodeError
 	if errors.As(why, &ne) {
 		e.Node = ne.Node
 	}
-	for _, r := range last {
-		e.Results = append(e.Results, r.(Result))
-	}
 	return code, e
-}
-
-// runHost is what the supervisor asks of a run's nodes: the engine's
-// verbs on them, each node's outcome as multi's Result (so that a
-// RunError carries Results and wraps NodeErrors).
-type runHost struct{ set *engine.Set }
-
-func outcome(r Result) supervise.Outcome {
-	return supervise.Outcome{PID: r.PID, Err: r.Err, Result: r}
-}
-
-func outcomes(rs []engine.Result) []supervise.Outcome {
-	out := make([]supervise.Outcome, len(rs))
-	for i, r := range rs {
-		out[i] = outcome(result(r))
-	}
-	return out
-}
-
-func (h runHost) Check(extra error) ([]supervise.Outcome, bool) {
-	rs, ok := h.set.RunCheck(extra)
-	return outcomes(rs), ok
-}
-
-func (h runHost) StartAll(ctx context.Context, rp *launch.Reaper) []supervise.Outcome {
-	return outcomes(h.set.RunStartAll(ctx, rp))
-}
-
-func (h runHost) Start(ctx context.Context, rp *launch.Reaper, n nodes.Node, word string) supervise.Outcome {
-	return outcome(result(h.set.RunStart(ctx, rp, n, word)))
-}
-
-func (h runHost) StopWait(ctx context.Context, ns []nodes.Node) []supervise.Outcome {
-	return outcomes(h.set.RunStopWait(ctx, ns))
-}
-
-func (h runHost) Exited(n nodes.Node, pid int, ws syscall.WaitStatus, onPurpose bool) supervise.Outcome {
-	exit := &ExitStatus{Code: ws.ExitStatus()}
-	if ws.Signaled() {
-		exit = &ExitStatus{Code: -1, Signal: ws.Signal()}
-	}
-	if onPurpose {
-		return outcome(Result{Node: n, Outcome: Stopped, PID: pid, Exit: exit})
-	}
-	err := h.Fail(n, &launch.ExitError{Status: ws, Err: fmt.Errorf("%w (%s)", supervise.ErrNodeExited, launch.DescribeExit(ws))})
-	return outcome(Result{Node: n, Outcome: Failed, PID: pid, Exit: exit, Err: err})
-}
-
-func (h runHost) KillTree(n nodes.Node) bool { return h.set.RunKillTree(n.Name) }
-
-func (h runHost) Fail(n nodes.Node, err error) error {
-	return &NodeError{Node: n.Name, Op: "run", Err: err}
 }

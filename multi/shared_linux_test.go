@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/multi-launcher/multi/internal/engine"
 	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
@@ -77,8 +76,8 @@ func TestSharedFolderSwappedPidfile(t *testing.T) {
 	rundir := c.RunDir
 	os.Chmod(rundir, 0o777|os.ModeSticky)
 	defer os.Chmod(rundir, 0o700)
-	if _, err := one.Stop(context.Background(), multi.StopOptions{}); !errors.Is(err, engine.ErrUnconfirmedHolder) || !strings.Contains(err.Error(), "no record names the process") {
-		t.Errorf("Stop of w1 with a shared rundir: %v; want ErrUnconfirmedHolder, no record", err)
+	if _, err := one.Stop(context.Background(), multi.StopOptions{}); !errors.Is(err, multi.ErrUnconfirmedHolder) || !strings.Contains(err.Error(), "no record names the process") {
+		t.Errorf("Stop of w1 with a shared rundir: %v; want errUnconfirmedHolder, no record", err)
 	}
 	if signalled(w2) {
 		t.Fatalf("pid %d was signalled", w2)

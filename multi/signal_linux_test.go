@@ -16,7 +16,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/multi-launcher/multi/internal/engine"
 	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -123,11 +122,11 @@ func TestStopWaitRefusesStopSignal(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	for _, sig := range []syscall.Signal{syscall.SIGSTOP, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU} {
-		if _, err := c.StopWait(ctx, multi.StopOptions{Signal: sig}); !errors.Is(err, engine.ErrStopSignal) {
-			t.Errorf("StopWait -%s: %v; want ErrStopSignal", pin.SignalName(sig), err)
+		if _, err := c.StopWait(ctx, multi.StopOptions{Signal: sig}); !errors.Is(err, multi.ErrStopSignal) {
+			t.Errorf("StopWait -%s: %v; want errStopSignal", pin.SignalName(sig), err)
 		}
-		if _, err := c.Restart(ctx, multi.RestartOptions{Stop: multi.StopOptions{Signal: sig}}); !errors.Is(err, engine.ErrStopSignal) {
-			t.Errorf("Restart -%s: %v; want ErrStopSignal", pin.SignalName(sig), err)
+		if _, err := c.Restart(ctx, multi.RestartOptions{Stop: multi.StopOptions{Signal: sig}}); !errors.Is(err, multi.ErrStopSignal) {
+			t.Errorf("Restart -%s: %v; want errStopSignal", pin.SignalName(sig), err)
 		}
 		if exited(pid) || procState(pid) == 'T' || holderOf(t, c.Nodes[0]) != pid {
 			t.Fatalf("-%s: node pid %d was signalled", pin.SignalName(sig), pid)

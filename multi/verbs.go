@@ -6,25 +6,53 @@ import (
 	"fmt"
 	"syscall"
 
-	"github.com/multi-launcher/multi/internal/engine"
+	"time"
+
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // Start starts every node that is not running, concurrently, records
 // each in the rundir, and returns once each runs its command holding its
 // pidfile's lock or has failed. A node already running is left alone
-// ([ErrAlreadyRunning]). Nodes sharing a name or a pidfile
+// ([AlreadyRunning]). Nodes sharing a name or a pidfile
 // ([ErrDuplicateNode]), or a record too large
 // ([nodes.ErrRecordTooLarge]), fail the whole set before anything starts.
 func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
-	return results(c.set().Start(ctx))
+	v := c.call(StopOptions{})
+	results := v.results()
+	if !v.checkDistinct("start", results) || !v.checkFiles("start", results) || !v.checkRecords("start", results) || !v.makeRunDir("start", results) {
+		return results, joinErrs(results)
+	}
+	v.startAll(ctx, results, func(int) (string, bool) { return "started", true })
+	return results, joinErrs(results)
 }
 
 // Stop sends o.Signal to every running node and returns without waiting.
 // A stale pidfile is removed, never signalled; a node not running is not
 // an error (NotRunning, or StaleRemoved), here as in StopWait and Kill.
 func (c *Cluster) Stop(ctx context.Context, o StopOptions) ([]Result, error) {
-	return results(c.set().Stop(ctx, o.engine()))
+	v := c.call(o)
+	results := v.treeResults()
+	if !v.checkDistinct("stop", results) {
+		return results, joinErrs(results) // a node twice would be signalled twice
+	}
+	sig := v.signal()
+	dirs := pidfile.NewFolders()
+	defer dirs.Close()
+	for i := range results {
+		r := &results[i]
+		if err := ctx.Err(); err != nil {
+			r.fail("stop", err)
+		} else if ok, _, _ := v.signalOne(r, "stop", sig, dirs, nil, false); ok {
+			r.Outcome = Signalled
+			v.signalTree(r, "stop", sig)
+		} else {
+			v.cleanLingering(r, "stop", false)
+		}
+		v.report(r)
+	}
+	return results, joinErrs(results)
 }
 
 // StopWait sends o.Signal to every running node, then waits until each
@@ -33,14 +61,20 @@ func (c *Cluster) Stop(ctx context.Context, o StopOptions) ([]Result, error) {
 // for again. If ctx ends the wait, the nodes still running fail with ctx's
 // error.
 func (c *Cluster) StopWait(ctx context.Context, o StopOptions) ([]Result, error) {
-	return results(c.set().StopWait(ctx, o.engine()))
+	v := c.call(o)
+	results := v.treeResults()
+	v.stopWait(ctx, results, stopOpts{op: "stopwait", sig: v.signal(), timeout: o.Timeout, report: true})
+	return results, joinErrs(results)
 }
 
 // Kill sends SIGKILL to every running node, waits until each lock is
 // released, and removes the pidfiles. Of o, Kill reads Wait, Group, Lost
 // and Signalled.
 func (c *Cluster) Kill(ctx context.Context, o StopOptions) ([]Result, error) {
-	return results(c.set().Kill(ctx, o.engine()))
+	v := c.call(o)
+	results := v.treeResults()
+	v.stopWait(ctx, results, stopOpts{op: "kill", sig: syscall.SIGKILL, report: true})
+	return results, joinErrs(results)
 }
 
 // Send sends sig (> 0) to every running node, through its lock, and
@@ -48,7 +82,26 @@ func (c *Cluster) Kill(ctx context.Context, o StopOptions) ([]Result, error) {
 // reads Group and Lost. A node's result is Signalled; one not running is
 // reported so, its stale pidfile removed, and is not an error.
 func (c *Cluster) Send(ctx context.Context, sig syscall.Signal, o StopOptions) ([]Result, error) {
-	return results(c.set().Send(ctx, sig, o.engine()))
+	v := c.call(o)
+	results := v.treeResults()
+	if !v.checkDistinct("signal", results) {
+		return results, joinErrs(results) // a node twice would be signalled twice
+	}
+	for i := range results {
+		r := &results[i]
+		switch {
+		case sig <= 0:
+			r.fail("signal", fmt.Errorf("invalid signal %d", int(sig)))
+		case ctx.Err() != nil:
+			r.fail("signal", ctx.Err())
+		default:
+			if ok, _, _ := v.signalOne(r, "signal", sig, nil, nil, false); ok {
+				r.Outcome = Signalled
+			}
+		}
+		v.report(r)
+	}
+	return results, joinErrs(results)
 }
 
 // Restart restarts every node with its command, as recorded (a node not
@@ -60,7 +113,42 @@ func (c *Cluster) Send(ctx context.Context, sig syscall.Signal, o StopOptions) (
 // come up again halts the roll. The nodes get c.Env and their own
 // recorded [nodes.Node.Env] entries.
 func (c *Cluster) Restart(ctx context.Context, o RestartOptions) ([]Result, error) {
-	return results(c.set().Restart(ctx, engine.RestartOptions{Stop: o.Stop.engine(), Rolling: o.Rolling, MaxUnavailable: o.MaxUnavailable}))
+	v := c.call(o.Stop)
+	results := v.treeResults()
+	if !v.checkDistinct("restart", results) || !v.checkFiles("restart", results) || !v.checkRecords("restart", results) || !v.makeRunDir("restart", results) {
+		// Nothing could be started again: nothing is stopped either.
+		return results, joinErrs(results)
+	}
+	// The nodes that pass the check, copied out so that stopWait and
+	// startAll see only them; copied back at the end.
+	var todo []int
+	refused := v.refuseSupervised("restart", results)
+	for i := range results {
+		r := &results[i]
+		if refused[i] {
+			v.report(r)
+			continue
+		}
+		if err := startable(r.Node, v.nodeEnv(r.Node)); err != nil {
+			r.fail("restart", fmt.Errorf("%w: %w", errCannotRestart, err))
+			v.report(r)
+			continue
+		}
+		todo = append(todo, i)
+	}
+	sub := make([]Result, len(todo))
+	for k, i := range todo {
+		sub[k] = results[i]
+	}
+	if o.Rolling {
+		v.restartRolling(ctx, sub, max(1, o.MaxUnavailable))
+	} else {
+		v.restartEach(ctx, sub)
+	}
+	for k, i := range todo {
+		results[i] = sub[k]
+	}
+	return results, joinErrs(results)
 }
 
 // Status inspects every node's pidfile, changing nothing but this: the
@@ -68,18 +156,41 @@ func (c *Cluster) Restart(ctx context.Context, o RestartOptions) ([]Result, erro
 // names the pid the file does) is removed, as multi's own, and the node
 // reported stopped rather than stale.
 func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
-	st, _ := c.set().Status(ctx)
-	out := make([]Status, len(st))
+	v := c.call(StopOptions{})
+	if c.AllowSharedFolders {
+		// The nodes' folders (a file: check's among them), as the other
+		// verbs accept them; not the rundir, whose records status reads.
+		nodes.AcceptShared("", c.Nodes)
+	}
+	out := make([]Status, len(c.Nodes))
 	var errs []error
-	for i, s := range st {
-		out[i] = Status{Node: s.Node, Info: s.Info, Stopping: s.Stopping, Tree: Tree(s.Tree), Err: nodeErr(s.Err), Ready: s.Ready, ReadyErr: s.ReadyErr, ReadyStatus: s.ReadyStatus, Fatal: s.Fatal}
-		if s.Lost != nil {
-			out[i].Lost = &LostError{PID: s.Lost.PID, Started: s.Lost.Started, Start: s.Lost.Start}
+	begun := time.Now() // one look at /proc serves every node's session
+	for i, n := range c.Nodes {
+		n = nodes.ResolveRecorded(v.rundir(), n)
+		out[i].Node = n
+		info, err := pidfile.Inspect(n.PidFile)
+		if err == nil && v.stoppedByMulti(n, info) {
+			info = v.settleStopped(n, info) // stopped, not stale
 		}
-		if out[i].Err != nil {
+		out[i].Info = info
+		switch {
+		case err == nil && info.State == pidfile.Foreign:
+			// Not a node's lock: status cannot tell (LSB "unknown").
+			err = info.LockErr
+		case err == nil:
+			// A process on its way out is given a moment, not waited for.
+			out[i].Lost, out[i].Stopping = v.lostProc(ctx, n, info, 0)
+		}
+		if err == nil {
+			out[i].Tree, err = v.tree(n, out[i], begun)
+		}
+		if err != nil {
+			out[i].Err = &NodeError{Node: n.Name, Op: "status", Err: err}
 			errs = append(errs, out[i].Err)
 		}
 	}
+	v.statusFatal(out)
+	v.statusReady(ctx, out)
 	return out, errors.Join(errs...)
 }
 
@@ -111,64 +222,4 @@ func (c *Cluster) sub(ns []nodes.Node) *Cluster {
 	// Field by field: a Cluster holds a lock and is not copied whole.
 	return &Cluster{Nodes: ns, RunDir: c.RunDir, Progress: c.Progress, LockTimeout: c.LockTimeout,
 		Detach: c.Detach, Settle: c.Settle, ReadyTimeout: c.ReadyTimeout, Env: c.Env, AllowSharedFolders: c.AllowSharedFolders, Clean: c.Clean}
-}
-
-// set is the engine's view of c, for one call: c's settings, and c's
-// Progress lock, so that Progress is called one call at a time across
-// the verbs that run at once on c.
-func (c *Cluster) set() *engine.Set {
-	s := &engine.Set{Nodes: c.Nodes, RunDir: c.RunDir, LockTimeout: c.LockTimeout, Detach: c.Detach,
-		Settle: c.Settle, ReadyTimeout: c.ReadyTimeout, Env: c.Env, AllowSharedFolders: c.AllowSharedFolders, Clean: c.Clean, Mu: &c.progressMu}
-	if s.Settle == 0 {
-		s.Settle = DefaultSettle
-	}
-	if p := c.Progress; p != nil {
-		s.Progress = func(r engine.Result) { p(result(r)) }
-	}
-	return s
-}
-
-// engine is o for the engine.
-func (o StopOptions) engine() engine.StopOptions {
-	e := engine.StopOptions{Signal: o.Signal, Timeout: o.Timeout, Wait: o.Wait, Group: o.Group, Lost: o.Lost}
-	if f := o.Signalled; f != nil {
-		e.Signalled = func(r engine.Result) { f(result(r)) }
-	}
-	return e
-}
-
-// results is the engine's results as multi's, and their errors joined.
-func results(rs []engine.Result, _ error) ([]Result, error) {
-	out := make([]Result, len(rs))
-	var errs []error
-	for i, r := range rs {
-		out[i] = result(r)
-		if out[i].Err != nil {
-			errs = append(errs, out[i].Err)
-		}
-	}
-	return out, errors.Join(errs...)
-}
-
-// result is r as multi's Result.
-func result(r engine.Result) Result {
-	out := Result{Node: r.Node, Outcome: Outcome(r.Outcome), PID: r.PID, Signal: r.Signal,
-		KilledAfter: r.KilledAfter, OldPID: r.OldPID, FilePID: r.FilePID, HeldBy: r.HeldBy,
-		TookOver: r.TookOver, Lost: r.Lost, Lingering: r.Lingering, RecordErr: r.RecordErr, Err: nodeErr(r.Err), Elapsed: r.Elapsed}
-	if r.Exit != nil {
-		out.Exit = &ExitStatus{Code: r.Exit.Code, Signal: r.Exit.Signal}
-	}
-	return out
-}
-
-// nodeErr is err, the engine's *NodeError, as multi's.
-func nodeErr(err error) error {
-	if err == nil {
-		return nil // errors.As would allocate its target
-	}
-	var ne *engine.NodeError
-	if errors.As(err, &ne) {
-		return &NodeError{Node: ne.Node, Op: ne.Op, Err: ne.Err}
-	}
-	return err
 }

@@ -34,7 +34,7 @@ func (r *run) nodeExited(e launch.NodeExit) {
 	}
 	if !r.tagged(rn.n.Name) {
 		r.logf("%s: stopped from another shell (pid %d, %s); left down", rn.n.Name, e.PID, launch.DescribeExit(ws))
-		rn.res = r.h.Exited(rn.n, e.PID, ws, true).Result
+		r.h.Exited(rn.n, e.PID, ws, true)
 		r.maybeEnd()
 		return
 	}
@@ -51,9 +51,7 @@ func (r *run) nodeExited(e launch.NodeExit) {
 // exited records that the node's process pid exited on its own, and
 // returns the error that says so.
 func (r *run) exited(rn *runNode, pid int, ws syscall.WaitStatus) error {
-	out := r.h.Exited(rn.n, pid, ws, false)
-	rn.res = out.Result
-	return out.Err
+	return r.h.Exited(rn.n, pid, ws, false).Err
 }
 
 // onExit applies the policy to a node that ended on its own; why says so.
@@ -144,7 +142,6 @@ func (r *run) stopNodes(list []*runNode) {
 		r.post(func() {
 			r.stopsPending--
 			for i, res := range results {
-				list[i].res = res.Result
 				if res.Err != nil {
 					// Its lock may be held still: never "released".
 					list[i].stopFailed = true

@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
-	"github.com/multi-launcher/multi/internal/pin"
+	"github.com/multi-launcher/multi/internal/runtag"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
@@ -92,10 +90,10 @@ func (r *run) tag(rn *runNode) {
 	}
 	// Another run's, alive: its node, not to be taken. The start that
 	// follows is refused, naming that run.
-	if b, err := nodes.ReadMade(r.o.RunDir, rn.n.Name+TagExt, 64); err == nil && LiveRun(b) != 0 {
+	if b, err := nodes.ReadMade(r.o.RunDir, rn.n.Name+runtag.Ext, 64); err == nil && runtag.Live(b) != 0 {
 		return
 	}
-	st, err := r.files.tagDir.Make(rn.n.Name+TagExt, runID(), 0o600)
+	st, err := r.files.tagDir.Make(rn.n.Name+runtag.Ext, runtag.ID(), 0o600)
 	if err != nil {
 		r.logf("%s: cannot leave its run tag (its exit will be taken for a stop from another shell): %v", rn.n.Name, err)
 		return
@@ -104,13 +102,13 @@ func (r *run) tag(rn *runNode) {
 }
 
 // markFatal leaves the mark of a node the run gave up on, for a status
-// from another shell (see FatalExt).
+// from another shell (see runtag.FatalExt).
 func (r *run) markFatal(rn *runNode, why string) {
 	if r.files.tagDir == nil {
 		return
 	}
-	body := append(runID(), []byte(strings.ReplaceAll(why, "\n", " ")+"\n")...)
-	st, err := r.files.tagDir.Make(rn.n.Name+FatalExt, body, 0o644)
+	body := append(runtag.ID(), []byte(strings.ReplaceAll(why, "\n", " ")+"\n")...)
+	st, err := r.files.tagDir.Make(rn.n.Name+runtag.FatalExt, body, 0o644)
 	if err != nil {
 		r.logf("%s: cannot leave its fatal mark (status will not show it fatal): %v", rn.n.Name, err)
 		return
@@ -131,7 +129,7 @@ func (r *run) markFatal(rn *runNode, why string) {
 
 // tagged reports whether the node's run tag is still the one the run made.
 func (r *run) tagged(name string) bool {
-	return r.files.tagDir != nil && r.files.tagDir.Has(name+TagExt, r.files.tagInfo[name])
+	return r.files.tagDir != nil && r.files.tagDir.Has(name+runtag.Ext, r.files.tagInfo[name])
 }
 
 // closeFiles removes the ready file and the run tags the run made, and
@@ -143,10 +141,10 @@ func (r *run) closeFiles() {
 	}
 	if d := r.files.tagDir; d != nil {
 		for name, st := range r.files.tagInfo {
-			d.RemoveMade(name+TagExt, st)
+			d.RemoveMade(name+runtag.Ext, st)
 		}
 		for name, st := range r.files.fatalInfo {
-			d.RemoveMade(name+FatalExt, st)
+			d.RemoveMade(name+runtag.FatalExt, st)
 		}
 		d.Close()
 	}
@@ -168,22 +166,4 @@ func (r *run) heldByOther(rn *runNode) bool {
 	}
 	r.logf("%s: started from another shell (pid %d); stopped with the run", rn.n.Name, info.PID)
 	return true
-}
-
-// runID is what a run tag holds: the run's pid and, where /proc says, its
-// start time in clock ticks, and where the kernel has pidfs its pidfd's
-// inode, which name this run for the life of the machine. A start or
-// restart from another shell refuses a node whose tag names a run still
-// alive, and names its pid. The inode is what that check trusts first:
-// a process's own view of its start time can be another's less one tick
-// (qemu-user computes its own).
-func runID() []byte {
-	id := strconv.Itoa(os.Getpid())
-	if st, err := pin.Identify(os.Getpid()); err == nil {
-		id += " " + strconv.FormatUint(st.StartTicks, 10)
-		if st.PidfdIno != 0 {
-			id += " " + strconv.FormatUint(st.PidfdIno, 10)
-		}
-	}
-	return []byte(id + "\n")
 }

@@ -21,7 +21,6 @@ import (
 // started takes in the result of a node's start.
 func (r *run) started(rn *runNode, res Outcome) {
 	rn.starting = false
-	rn.res = res.Result
 	r.mu.Lock()
 	delete(r.standby, rn.n.Name)
 	r.mu.Unlock()

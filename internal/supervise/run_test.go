@@ -21,18 +21,49 @@ import (
 )
 
 // host is a Host on real nodes: started through launch.Spawn with the
-// run's reaper, stopped through their locks.
-type host struct{ t *testing.T }
+// run's reaper, stopped through their locks. It keeps each node's last
+// result as a word.
+type host struct {
+	t    *testing.T
+	last *lastWords
+}
+
+// lastWords are the nodes' last results, by name.
+type lastWords struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func newHost(t *testing.T) host { return host{t, &lastWords{m: map[string]string{}}} }
+
+// note records word as n's last result and returns o.
+func (h host) note(n nodes.Node, word string, o Outcome) Outcome {
+	h.last.mu.Lock()
+	defer h.last.mu.Unlock()
+	h.last.m[n.Name] = word
+	return o
+}
+
+// words are the last results of ns, in their order.
+func (h host) words(ns []nodes.Node) []string {
+	h.last.mu.Lock()
+	defer h.last.mu.Unlock()
+	var out []string
+	for _, n := range ns {
+		out = append(out, h.last.m[n.Name])
+	}
+	return out
+}
 
 func (h host) Check(extra error) ([]Outcome, bool) { return nil, extra == nil }
 
 func (h host) start(ctx context.Context, rp *launch.Reaper, n nodes.Node) Outcome {
 	ch, err := launch.Spawn(ctx, rp, n, os.Environ(), 0)
 	if err != nil {
-		return Outcome{Err: err, Result: "failed"}
+		return h.note(n, "failed", Outcome{Err: err})
 	}
 	ch.LetGo(false)
-	return Outcome{PID: ch.PID(), Result: "started"}
+	return h.note(n, "started", Outcome{PID: ch.PID()})
 }
 
 func (h host) StartAll(ctx context.Context, rp *launch.Reaper) []Outcome { panic("set by the test") }
@@ -52,17 +83,17 @@ func (h host) StopWait(ctx context.Context, ns []nodes.Node) []Outcome {
 			info, err := pidfile.Inspect(n.PidFile)
 			return err == nil && info.State != pidfile.Running
 		})
-		out[i].Result = "stopped"
+		h.note(n, "stopped", out[i])
 	}
 	return out
 }
 
 func (h host) Exited(n nodes.Node, pid int, ws syscall.WaitStatus, onPurpose bool) Outcome {
 	if onPurpose {
-		return Outcome{PID: pid, Result: "stopped"}
+		return h.note(n, "stopped", Outcome{PID: pid})
 	}
 	err := &launch.ExitError{Status: ws, Err: fmt.Errorf("%s: %w (%s)", n.Name, ErrNodeExited, launch.DescribeExit(ws))}
-	return Outcome{PID: pid, Err: err, Result: "exited"}
+	return h.note(n, "exited", Outcome{PID: pid, Err: err})
 }
 
 func (h host) Fail(n nodes.Node, err error) error { return fmt.Errorf("%s: %w", n.Name, err) }
@@ -127,7 +158,7 @@ func TestRunExitPolicy(t *testing.T) {
 			if strings.Contains(l, "stopping every node") || strings.Contains(l, "left down") {
 				// The run is under way: no second one in this process.
 				once.Do(func() {
-					_, why, _ := Run(ctx, allHost{host{t}, ns}, ns, Options{})
+					_, why := Run(ctx, allHost{newHost(t), ns}, ns, Options{})
 					second <- why
 				})
 			}
@@ -138,11 +169,11 @@ func TestRunExitPolicy(t *testing.T) {
 		done := make(chan struct{})
 		var code int
 		var why error
-		var last []any
+		h := allHost{newHost(t), ns}
 		var cancelled bool
 		go func() {
 			defer close(done)
-			code, why, last = Run(ctx, allHost{host{t}, ns}, ns, Options{OnExit: policy, Signal: syscall.SIGTERM, RunDir: dir, Log: log})
+			code, why = Run(ctx, h, ns, Options{OnExit: policy, Signal: syscall.SIGTERM, RunDir: dir, Log: log})
 			cancelled = ctx.Err() != nil
 		}()
 		// w2 reads its stdin, /dev/null: it exits 3 as soon as it runs.
@@ -158,7 +189,7 @@ func TestRunExitPolicy(t *testing.T) {
 		if code != 3 || !errors.Is(why, ErrNodeExited) && !errors.Is(why, launch.ErrExitedAtOnce) {
 			t.Errorf("%s: Run = %d, %v; want 3 and ErrNodeExited or ErrExitedAtOnce", policy, code, why)
 		}
-		if len(last) != 2 || last[0] != "stopped" || last[1] != "exited" && last[1] != "failed" {
+		if last := h.words(ns); len(last) != 2 || last[0] != "stopped" || last[1] != "exited" && last[1] != "failed" {
 			t.Errorf("%s: last results %v; want w1 stopped, w2 exited or failed", policy, last)
 		}
 		if err := <-second; !errors.Is(err, ErrRunUnderWay) {

@@ -33,14 +33,14 @@ const outputGrace = time.Second
 
 // Run supervises ns in the foreground through h until they are stopped
 // (see package multi's Cluster.Run for what that means), and returns the
-// exit code the run should end with, why (nil with code 0), and each
-// node's last result as h made it. It makes the reaper, the one waiter of
+// exit code the run should end with and why (nil with code 0); h keeps
+// each node's last result. It makes the reaper, the one waiter of
 // this process's children while it runs, and hands it to every start.
 // Another run under way in this process is [ErrRunUnderWay].
-func Run(ctx context.Context, h Host, ns []nodes.Node, o Options) (code int, why error, last []any) {
+func Run(ctx context.Context, h Host, ns []nodes.Node, o Options) (code int, why error) {
 	// Reaping is process-wide: one run at a time per process.
 	if !running.CompareAndSwap(false, true) {
-		return 1, ErrRunUnderWay, nil
+		return 1, ErrRunUnderWay
 	}
 	defer running.Store(false)
 	rp := launch.NewReaper()
@@ -110,10 +110,7 @@ func Run(ctx context.Context, h Host, ns []nodes.Node, o Options) (code int, why
 	rp.StandbyFor = r.isStandby
 	defer close(r.done)
 	r.loop(ctx)
-	for _, rn := range r.nodes {
-		last = append(last, rn.res)
-	}
-	return r.code, r.why, last
+	return r.code, r.why
 }
 
 // run is the state of one Run; only its loop goroutine touches
@@ -177,7 +174,6 @@ type runNode struct {
 	// stopFailed: its stop through its pidfile failed (see stopDirect).
 	stopFailed bool
 	direct     *time.Timer // its KILL, once signalled directly
-	res        any         // its last result, as the host made it
 }
 
 // logf writes one line of the run's own log. What it quotes (a path, an
@@ -208,9 +204,6 @@ func (r *run) decide(code int, why error) {
 func (r *run) loop(ctx context.Context) {
 	defer r.closeHealth()
 	if outs, ok := r.h.Check(r.checkFiles()); !ok {
-		for i, out := range outs {
-			r.nodes[i].res = out.Result
-		}
 		r.decide(1, outs[0].Err)
 		return
 	}

@@ -44,13 +44,12 @@ type Host interface {
 	KillTree(n nodes.Node) bool
 }
 
-// An Outcome is what the host did to one node: the pid it started, the
-// error it failed with, and its own record of it, kept as the node's last
-// result.
+// An Outcome is what the host did to one node: the pid it started, or
+// the error it failed with. The host keeps its own, fuller record of
+// each node's last result.
 type Outcome struct {
-	PID    int
-	Err    error
-	Result any
+	PID int
+	Err error
 }
 
 // Options are a run's settings, their defaults filled in by the caller.
@@ -106,19 +105,3 @@ var (
 	// (see [Cluster.Run]).
 	ErrStopFailed = errors.New("could not stop it through its pidfile")
 )
-
-// TagExt names the tag a run leaves in the rundir for each
-// node it runs: RUNDIR/NAME.run. A stop, stopwait, kill or restart from
-// another shell removes it before it signals the node, so when Run sees
-// the node exit with its tag gone, the node was stopped on purpose and is
-// not a failure. Removed before the signal, the tag is already gone when
-// the exit is seen: no race with the exit, whatever the node's exit code
-// (a celery worker exits 0 on TERM, another program 143).
-const TagExt = ".run"
-
-// FatalExt names the mark a run leaves in the rundir for a node it gave
-// up on (the crash-loop limit, Options.MaxRestarts): RUNDIR/NAME.fatal,
-// the run's id (as in its run tag) on its first line, the reason on the
-// second. A status from another shell shows the node fatal while that
-// run is alive; the run removes the mark as it ends.
-const FatalExt = ".fatal"

@@ -11,6 +11,6 @@ import (
 
 // Run needs sessions, POSIX record locks and a reaper: off Unix it fails
 // with errors.ErrUnsupported.
-func Run(ctx context.Context, h Host, ns []nodes.Node, o Options) (code int, why error, last []any) {
-	return 1, errors.ErrUnsupported, nil
+func Run(ctx context.Context, h Host, ns []nodes.Node, o Options) (code int, why error) {
+	return 1, errors.ErrUnsupported
 }
