@@ -66,6 +66,17 @@ func TestLeftBehindSparesTheNodeThatRunsNow(t *testing.T) {
 	}
 	left := testutil.ReadPID(t, kid)
 	testutil.KillAtCleanup(t, left) // this process or none
+	// $! is the forked subshell, which execs sleep a moment later:
+	// leftBehind names it by what it is then.
+	var seen nodes.Proc
+	testutil.PollUntil(t, "the child's leftover to be sleep", func() bool {
+		p, err := nodes.ReadProc(left)
+		seen = p
+		return err != nil || p.Gone() || p.Comm == "sleep"
+	})
+	if seen.Comm != "sleep" || seen.Gone() {
+		t.Fatalf("the child's leftover pid %d: %+v, not a running sleep", left, seen)
+	}
 
 	// The node another start started meanwhile, in the same folder.
 	now, err := Spawn(context.Background(), nil, n, os.Environ(), 0)
