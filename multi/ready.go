@@ -38,7 +38,7 @@ func (c *call) readyTimeout() time.Duration {
 // check (nt, which the caller closes).
 func (c *call) readyEnv(n nodes.Node) (env []string, nt *ready.Notify, err error) {
 	env = c.nodeEnv(n)
-	if n.Ready != "notify" {
+	if n.Ready.Kind != nodes.Notify {
 		return env, nil, nil
 	}
 	if nt, err = ready.ListenNotify(c.rundir(), n.Name); err != nil {
@@ -53,7 +53,7 @@ func (c *call) readyEnv(n nodes.Node) (env []string, nt *ready.Notify, err error
 func (c *call) readyWait(ctx context.Context, results []Result, ss []*started) func() {
 	var wg sync.WaitGroup
 	for i, s := range ss {
-		if s != nil && results[i].Node.Ready != "" {
+		if s != nil && results[i].Node.Ready.Kind != "" {
 			wg.Go(func() { s.readyErr = c.awaitReady(ctx, results[i].Node, s) })
 		}
 	}
@@ -93,7 +93,7 @@ func (c *call) awaitReady(ctx context.Context, n nodes.Node, s *started) error {
 		said = s.notify
 	case ch.ReadyPipe() != nil:
 		defer ch.ReadyPipe().Close()
-		said = ready.WatchLine(ch.ReadyPipe(), c.Arg)
+		said = ready.WatchLine(ch.ReadyPipe(), c.Target)
 	}
 	if said != nil {
 		wake = said.Wake()
@@ -113,7 +113,7 @@ func (c *call) awaitReady(ctx context.Context, n nodes.Node, s *started) error {
 			case !ok && s.notify != nil:
 				last = fmt.Errorf("no READY=1 yet")
 			case !ok:
-				last = fmt.Errorf("no line on descriptor %s yet", p.Check().Arg)
+				last = fmt.Errorf("no line on descriptor %s yet", p.Check().Target)
 			}
 		} else {
 			pctx, cancel := context.WithTimeout(ctx, min(probeTimeout, max(time.Until(deadline), probeFloor)))
@@ -176,7 +176,7 @@ func (c *call) statusReady(ctx context.Context, out []Status) {
 	var wg sync.WaitGroup
 	for i := range out {
 		s := &out[i]
-		if s.Node.Ready == "" || s.Err != nil || s.State != pidfile.Running || s.PID <= 0 {
+		if s.Node.Ready.Kind == "" || s.Err != nil || s.State != pidfile.Running || s.PID <= 0 {
 			continue
 		}
 		wg.Go(func() {
@@ -184,7 +184,7 @@ func (c *call) statusReady(ctx context.Context, out []Status) {
 			defer cancel()
 			p, err := ready.NewProbe(s.Node, c.nodeEnv(s.Node), -1)
 			if err == nil {
-				if k := p.Check().Kind; k == "notify" || k == "fd" || k == "log" {
+				if k := p.Check().Kind; !k.Probe() {
 					err = c.seenCheck(pctx, s, k)
 				} else {
 					err = p.Run(pctx)

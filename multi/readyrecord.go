@@ -56,7 +56,7 @@ func (c *call) recordedReady(n nodes.Node, pid int) (nodes.Readiness, bool) {
 // seenCheck is status's run of a check only a start can see pass
 // (notify, fd:N, log): ready if the start of the node's process saw it
 // pass; for log, else, the lines it logged since it started, read again.
-func (c *call) seenCheck(ctx context.Context, s *Status, kind string) error {
+func (c *call) seenCheck(ctx context.Context, s *Status, kind nodes.ReadyKind) error {
 	rd, this := c.recordedReady(s.Node, s.PID)
 	if this {
 		s.ReadyStatus = rd.Status
@@ -64,7 +64,7 @@ func (c *call) seenCheck(ctx context.Context, s *Status, kind string) error {
 	switch {
 	case this && !rd.At.IsZero():
 		return nil
-	case this && kind == "log" && rd.LogOffset >= 0:
+	case this && kind == nodes.Log && rd.LogOffset >= 0:
 		p, err := ready.NewProbe(s.Node, nil, rd.LogOffset)
 		if err != nil {
 			return err

@@ -87,7 +87,7 @@ func (c *call) startBatch(ctx context.Context, cg cgroup.Containment, results []
 	})
 	kids := make([]*launch.Child, len(results))
 	for i, s := range started {
-		if s != nil && results[i].Node.Ready == "" {
+		if s != nil && results[i].Node.Ready.Kind == "" {
 			kids[i] = s.child
 		}
 	}
@@ -150,7 +150,7 @@ func (c *call) finishStart(r *Result, s *started, verb string) {
 		r.fail("start", s.readyErr)
 		return
 	}
-	if !s.checked && (c.settle > 0 || r.Node.Ready != "") {
+	if !s.checked && (c.settle > 0 || r.Node.Ready.Kind != "") {
 		if err := ch.Recheck(); err != nil {
 			s.undo()
 			dropCgroup(c.rundir(), r.Node)

@@ -51,8 +51,8 @@ func AcceptShared(rundir string, ns []Node) {
 	for _, n := range ns {
 		safefs.AcceptShared(filepath.Dir(n.PidFile), filepath.Dir(n.LogFile))
 		// And the folder of a file: readiness check, which its node makes.
-		if c, err := ParseReady(n.Ready); err == nil && c.Kind == "file" {
-			safefs.AcceptShared(filepath.Dir(filepath.Clean(c.Arg)))
+		if n.Ready.Kind == File {
+			safefs.AcceptShared(filepath.Dir(filepath.Clean(n.Ready.Target)))
 		}
 	}
 }

@@ -112,9 +112,9 @@ type Node struct {
 	// waits for the node to take the lock.
 	SelfLock bool
 	// Ready is the node's readiness check, expanded ([ParseReady] says
-	// its kinds); "" for none. Start waits until it passes; it is
+	// its kinds); the zero ReadyCheck for none. Start waits until it passes; it is
 	// recorded, so that restart and status use it again.
-	Ready string
+	Ready ReadyCheck
 	// Cgroup is the path of the node's cgroup v2 folder, which holds its
 	// whole process tree; "" where its containment is its session.
 	Cgroup string

@@ -11,14 +11,39 @@ import (
 	"strings"
 )
 
-// A ReadyCheck is a node's readiness check ([Node.Ready]) parsed: its
-// kind and what follows the kind's colon.
+// A ReadyCheck is a node's readiness check ([Node.Ready]), parsed once
+// where it is given ([ParseReady]): its kind and its target, what follows
+// the kind's colon. The zero ReadyCheck is none. In JSON it is its text,
+// as given ("tcp:127.0.0.1:8001").
 type ReadyCheck struct {
-	// Kind is tcp, http, exec, file, log, notify or fd.
-	Kind string
-	// Arg is HOST:PORT, the URL, the command line, the path, the regular
-	// expression, the descriptor's number; "" for notify.
-	Arg string
+	Kind ReadyKind
+	// Target is HOST:PORT, the URL, the command line, the path, the
+	// regular expression, the descriptor's number; "" for notify.
+	Target string
+}
+
+// A ReadyKind is the kind of a readiness check.
+type ReadyKind string
+
+// The kinds of readiness check.
+const (
+	TCP    ReadyKind = "tcp"    // a connection to HOST:PORT is accepted
+	HTTP   ReadyKind = "http"   // a GET of the URL answers 2xx
+	Exec   ReadyKind = "exec"   // the command exits 0
+	File   ReadyKind = "file"   // the absolute path exists
+	Log    ReadyKind = "log"    // a line the node logged since its start matches
+	Notify ReadyKind = "notify" // READY=1 on the node's own $NOTIFY_SOCKET
+	FD     ReadyKind = "fd"     // a line on descriptor N (s6's notification-fd)
+)
+
+// Probe reports whether a check of kind k can be run again by anyone, at
+// any time, against the running node: tcp, http, exec and file. Status
+// runs those, and only those serve as liveness checks. The others are
+// what the node says as it starts: the start that waits sees them pass
+// (notify, fd) and records it, and status reads the log again from where
+// that start began (log).
+func (k ReadyKind) Probe() bool {
+	return k == TCP || k == HTTP || k == Exec || k == File
 }
 
 // ErrBadReady is wrapped by the error of a readiness check that cannot
@@ -36,20 +61,20 @@ const ReadyKinds = "tcp:ADDRESS:PORT, http:URL, exec:CMD ARGS, file:PATH, log:RE
 // descriptor N, 3 to 1023).
 func ParseReady(s string) (ReadyCheck, error) {
 	kind, arg, _ := strings.Cut(s, ":")
-	c := ReadyCheck{Kind: kind, Arg: arg}
+	c := ReadyCheck{Kind: ReadyKind(kind), Target: arg}
 	bad := func(format string, a ...any) (ReadyCheck, error) {
 		return ReadyCheck{}, fmt.Errorf("%w %q: %s", ErrBadReady, s, fmt.Sprintf(format, a...))
 	}
-	switch kind {
-	case "notify":
+	switch c.Kind {
+	case Notify:
 		if arg != "" || strings.Contains(s, ":") {
 			return bad("notify takes nothing after it")
 		}
-	case "tcp":
+	case TCP:
 		if _, _, err := SplitHostPort(arg); err != nil {
 			return bad("want tcp:ADDRESS:PORT: %v", err)
 		}
-	case "http":
+	case HTTP:
 		u, err := url.Parse(arg)
 		if err != nil || u.Scheme != "http" || u.Host == "" || u.User != nil {
 			return bad("want http:http://ADDRESS[:PORT]/PATH (for https: exec:curl -fsS URL)")
@@ -61,19 +86,19 @@ func ParseReady(s string) (ReadyCheck, error) {
 		if _, _, err := SplitHostPort(hostport); err != nil {
 			return bad("%v", err)
 		}
-	case "exec":
+	case Exec:
 		if len(strings.Fields(arg)) == 0 {
 			return bad("want exec:CMD [ARGS]")
 		}
-	case "file":
+	case File:
 		if !filepath.IsAbs(arg) || filepath.Clean(arg) == "/" {
 			return bad("want file:/ABSOLUTE/PATH")
 		}
-	case "fd":
+	case FD:
 		if n, err := strconv.Atoi(arg); err != nil || n < 3 || n > 1023 {
 			return bad("want fd:N, N from 3 to 1023 (0-2 are the standard ones)")
 		}
-	case "log":
+	case Log:
 		if arg == "" {
 			return bad("want log:REGEX")
 		}
@@ -86,32 +111,61 @@ func ParseReady(s string) (ReadyCheck, error) {
 	return c, nil
 }
 
-// String is the check as given.
+// String is the check as given; "" for none.
 func (c ReadyCheck) String() string {
-	if c.Kind == "notify" {
-		return c.Kind
+	if c.Kind == Notify || c.Kind == "" {
+		return string(c.Kind)
 	}
-	return c.Kind + ":" + c.Arg
+	return string(c.Kind) + ":" + c.Target
 }
 
-// expandReady expands the readiness check template t for n and checks it.
-func expandReady(t string, n Node) (string, error) {
+// FD is N of an fd:N check, 0 for another kind.
+func (c ReadyCheck) FD() int {
+	if c.Kind != FD {
+		return 0
+	}
+	n, _ := strconv.Atoi(c.Target) // ParseReady checked it
+	return n
+}
+
+// MarshalText writes the check as given.
+func (c ReadyCheck) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// UnmarshalText parses a check ([ParseReady]); "" is none.
+func (c *ReadyCheck) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*c = ReadyCheck{}
+		return nil
+	}
+	v, err := ParseReady(string(b))
+	if err != nil {
+		return err
+	}
+	*c = v
+	return nil
+}
+
+// ExpandReady expands the check template t for n ([Expand]) and parses
+// it; "" is none. The option names the flag the template came from, for
+// the error ("--ready", "--live").
+func ExpandReady(t string, n Node, option string) (ReadyCheck, error) {
 	if t == "" {
-		return "", nil
+		return ReadyCheck{}, nil
 	}
 	s, err := Expand(t, n)
 	if err != nil {
-		return "", err
+		return ReadyCheck{}, err
 	}
-	if _, err := ParseReady(s); err != nil {
-		return "", fmt.Errorf("%s: --ready: %w", n.Name, err)
+	c, err := ParseReady(s)
+	if err != nil {
+		return ReadyCheck{}, fmt.Errorf("%s: %s: %w", n.Name, option, err)
 	}
-	return s, nil
+	return c, nil
 }
 
-// orString is a, or b when a is "".
-func orString(a, b string) string {
-	if a == "" {
+// orCheck is a, or b when a is none.
+func orCheck(a, b ReadyCheck) ReadyCheck {
+	if a.Kind == "" {
 		return b
 	}
 	return a

@@ -1,7 +1,9 @@
 package nodes_test
 
 import (
+	"encoding/json"
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/multi-launcher/multi/nodes"
@@ -31,10 +33,47 @@ func TestSpecReady(t *testing.T) {
 	t.Parallel()
 	ns, err := nodes.Spec{Names: []string{"2"}, RunDir: "/run/x", Command: []string{"app"}, Ready: "tcp:127.0.0.1:80%i",
 		NodeFiles: []nodes.Option{{Name: "ready", Value: "notify", HasValue: true, Scope: "2"}}}.Nodes()
-	if err != nil || ns[0].Ready != "tcp:127.0.0.1:801" || ns[1].Ready != "notify" {
+	if err != nil || ns[0].Ready.String() != "tcp:127.0.0.1:801" || ns[1].Ready.Kind != nodes.Notify {
 		t.Fatalf("%+v, %v", ns, err)
 	}
 	if _, err := (nodes.Spec{Names: []string{"w1"}, RunDir: "/run/x", Ready: "tcp:%n:80"}).Nodes(); !errors.Is(err, nodes.ErrBadReady) {
 		t.Errorf("tcp:%%n:80: %v; want ErrBadReady", err)
+	}
+}
+
+// A check is parsed once: its kind and target typed, its text in JSON
+// (a bad one refused there too), and its kind says whether anyone can
+// run it again against a running node (status, liveness).
+func TestReadyCheckTyped(t *testing.T) {
+	t.Parallel()
+	probed := map[nodes.ReadyKind]bool{nodes.TCP: true, nodes.HTTP: true, nodes.Exec: true, nodes.File: true,
+		nodes.Log: false, nodes.Notify: false, nodes.FD: false}
+	for _, s := range []string{"tcp:127.0.0.1:80", "http:http://127.0.0.1:8000/health", "exec:test -e /x",
+		"file:/run/x.ready", `log:ready\.`, "notify", "fd:5"} {
+		c, err := nodes.ParseReady(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, ok := probed[c.Kind]; !ok || c.Kind.Probe() != want {
+			t.Errorf("%s: kind %q, Probe %v", s, c.Kind, c.Kind.Probe())
+		}
+		b, err := json.Marshal(struct{ Ready nodes.ReadyCheck }{c})
+		if err != nil || string(b) != `{"Ready":`+strconv.Quote(s)+`}` {
+			t.Errorf("%s as JSON: %s, %v", s, b, err)
+		}
+		var back struct{ Ready nodes.ReadyCheck }
+		if err := json.Unmarshal(b, &back); err != nil || back.Ready != c {
+			t.Errorf("%s back from JSON: %+v, %v", s, back.Ready, err)
+		}
+	}
+	if c, _ := nodes.ParseReady("fd:5"); c.FD() != 5 {
+		t.Errorf("fd:5: FD %d", c.FD())
+	}
+	var none struct{ Ready nodes.ReadyCheck }
+	if err := json.Unmarshal([]byte(`{"Ready":"ping:x"}`), &none); !errors.Is(err, nodes.ErrBadReady) {
+		t.Errorf("a bad check in JSON: %v; want ErrBadReady", err)
+	}
+	if err := json.Unmarshal([]byte(`{"Ready":""}`), &none); err != nil || none.Ready != (nodes.ReadyCheck{}) || none.Ready.String() != "" {
+		t.Errorf("no check in JSON: %+v, %v", none.Ready, err)
 	}
 }

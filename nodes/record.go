@@ -30,8 +30,8 @@ type record struct {
 	PidFile string   `json:"pidfile"`
 	LogFile string   `json:"logfile"`
 	// SelfLock: the node locks its pidfile itself.
-	SelfLock bool   `json:"self_lock,omitempty"`
-	Ready    string `json:"ready,omitempty"`
+	SelfLock bool       `json:"self_lock,omitempty"`
+	Ready    ReadyCheck `json:"ready,omitzero"`
 	// PID and StartTicks: the process that runs the node (see [Started]).
 	PID        int    `json:"pid,omitempty"`
 	StartTicks uint64 `json:"start_ticks,omitempty"`
@@ -367,7 +367,7 @@ func (s Spec) Resolve() ([]Node, error) {
 		if len(s.Command) > 0 {
 			continue
 		}
-		ns[i].Dir, ns[i].SelfLock, ns[i].Ready = rec.Dir, rec.SelfLock || s.SelfLock, orString(ns[i].Ready, rec.Ready)
+		ns[i].Dir, ns[i].SelfLock, ns[i].Ready = rec.Dir, rec.SelfLock || s.SelfLock, orCheck(ns[i].Ready, rec.Ready)
 		if len(s.Env) == 0 {
 			ns[i].Env = rec.Env
 		}

@@ -275,7 +275,7 @@ func (s Spec) nodesFrom(first int) ([]Node, []given, error) {
 		if n.LogFile, err = expandPath(logT[i], *n, base); err != nil {
 			return nil, nil, err
 		}
-		if n.Ready, err = expandReady(readyT[i], *n); err != nil {
+		if n.Ready, err = ExpandReady(readyT[i], *n, "--ready"); err != nil {
 			return nil, nil, err
 		}
 		for _, a := range s.Command {

@@ -17,7 +17,7 @@ func runReadyLog(cl *multi.Cluster, a *call) error {
 		return nil
 	}
 	for _, n := range cl.Nodes {
-		if strings.HasPrefix(n.Ready, "log:") {
+		if n.Ready.Kind == nodes.Log {
 			return fmt.Errorf("%s: --ready=%s reads the node's logfile, which run writes only with --logfile", n.Name, n.Ready)
 		}
 	}
@@ -64,16 +64,12 @@ func checkLive(cl *multi.Cluster, tmpl string) error {
 		return nil
 	}
 	for _, n := range cl.Nodes {
-		check, err := nodes.Expand(tmpl, n)
+		c, err := nodes.ExpandReady(tmpl, n, "--live")
 		if err != nil {
-			return fmt.Errorf("%s: --live: %w", n.Name, err)
+			return err
 		}
-		c, err := nodes.ParseReady(check)
-		if err != nil {
-			return fmt.Errorf("%s: --live: %w", n.Name, err)
-		}
-		if c.Kind != "tcp" && c.Kind != "http" && c.Kind != "exec" && c.Kind != "file" {
-			return fmt.Errorf("%s: --live=%s: a liveness check is tcp, http, exec or file (notify, fd and log are seen only at start)", n.Name, check)
+		if !c.Kind.Probe() {
+			return fmt.Errorf("%s: --live=%s: a liveness check is tcp, http, exec or file (notify, fd and log are seen only at start)", n.Name, nodes.Printable(c.String()))
 		}
 	}
 	return nil
@@ -85,7 +81,7 @@ func readyWaits(verb string, ns []nodes.Node) bool {
 		return false
 	}
 	for _, n := range ns {
-		if n.Ready != "" {
+		if n.Ready.Kind != "" {
 			return true
 		}
 	}

@@ -12,7 +12,7 @@ import (
 // nodes still waited for, in the set's order.
 func TestProgressNamesNodesNotReady(t *testing.T) {
 	t.Parallel()
-	ns := []nodes.Node{{Name: "w1", Ready: "notify"}, {Name: "w2", Ready: "notify"}, {Name: "w10", Ready: "notify"}}
+	ns := []nodes.Node{{Name: "w1", Ready: nodes.ReadyCheck{Kind: nodes.Notify}}, {Name: "w2", Ready: nodes.ReadyCheck{Kind: nodes.Notify}}, {Name: "w10", Ready: nodes.ReadyCheck{Kind: nodes.Notify}}}
 	if !readyWaits("start", ns) || readyWaits("start", []nodes.Node{{Name: "w1"}}) || readyWaits("stop", ns) {
 		t.Fatal("readyWaits: want true only for a start of nodes with a check")
 	}

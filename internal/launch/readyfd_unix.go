@@ -5,20 +5,12 @@ package launch
 import (
 	"fmt"
 	"os"
-	"strconv"
 
 	"github.com/multi-launcher/multi/nodes"
 )
 
 // readyFDOf is N of n's fd:N check, or 0.
-func readyFDOf(n nodes.Node) int {
-	c, err := nodes.ParseReady(n.Ready)
-	if err != nil || c.Kind != "fd" {
-		return 0
-	}
-	fd, _ := strconv.Atoi(c.Arg)
-	return fd
-}
+func readyFDOf(n nodes.Node) int { return n.Ready.FD() }
 
 // readyPipe, for a node with an fd:N check, makes its readiness pipe
 // (ch.readyR, ch.readyW; spawnStep closes the write end once the step

@@ -24,7 +24,7 @@ func TestExecCheckLeavesNothingRunning(t *testing.T) {
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p, err := ready.NewProbe(nodes.Node{Name: "w1", Ready: "exec:" + script, Dir: dir}, os.Environ(), -1)
+	p, err := ready.NewProbe(nodes.Node{Name: "w1", Ready: nodes.ReadyCheck{Kind: nodes.Exec, Target: script}, Dir: dir}, os.Environ(), -1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,13 +60,13 @@ func (p *Probe) Bound(n int64) { p.bound = n }
 // before this start (the log check reads only what came after), -1 when
 // unknown; env is the environment an exec check runs with.
 func NewProbe(n nodes.Node, env []string, logOff int64) (*Probe, error) {
-	c, err := nodes.ParseReady(n.Ready)
-	if err != nil {
-		return nil, err
+	c := n.Ready
+	if c.Kind == "" {
+		return nil, fmt.Errorf("%s: no readiness check", n.Name)
 	}
 	p := &Probe{node: n, check: c, env: env, logOff: logOff}
-	if c.Kind == "log" {
-		p.re = regexp.MustCompile(c.Arg) // ParseReady compiled it
+	if c.Kind == nodes.Log {
+		p.re = regexp.MustCompile(c.Target) // ParseReady compiled it
 	}
 	return p, nil
 }
@@ -79,20 +79,20 @@ func (p *Probe) Check() nodes.ReadyCheck { return p.check }
 func (p *Probe) Run(ctx context.Context) error {
 	var err error
 	switch p.check.Kind {
-	case "tcp":
-		err = checkTCP(ctx, p.check.Arg)
-	case "http":
-		err = checkHTTP(ctx, p.check.Arg)
-	case "exec":
+	case nodes.TCP:
+		err = checkTCP(ctx, p.check.Target)
+	case nodes.HTTP:
+		err = checkHTTP(ctx, p.check.Target)
+	case nodes.Exec:
 		err = p.runExec(ctx)
-	case "file":
-		err = fileExists(p.check.Arg)
-	case "log":
+	case nodes.File:
+		err = fileExists(p.check.Target)
+	case nodes.Log:
 		if p.logOff < 0 {
 			return ErrStartOnly
 		}
 		err = p.runLog()
-	case "notify", "fd":
+	case nodes.Notify, nodes.FD:
 		return ErrStartOnly
 	}
 	if err != nil {
@@ -108,7 +108,7 @@ const execWait = 100 * time.Millisecond
 // what it left of that session once it is over (or cut off): a check
 // run again and again leaves nothing running.
 func (p *Probe) runExec(ctx context.Context) error {
-	args := strings.Fields(p.check.Arg)
+	args := strings.Fields(p.check.Target)
 	var err error
 	pid := 0
 	since := nodes.NowTicks()

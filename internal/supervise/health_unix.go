@@ -55,10 +55,13 @@ func (r *run) publish() {
 	r.health.state.Store(s)
 }
 
-// checkFiles reaches the ready file's folder and opens the health
-// endpoints' socket, before anything starts: a run that cannot do what
-// it was asked starts nothing.
+// checkFiles parses each node's liveness check, reaches the ready
+// file's folder and opens the health endpoints' socket, before anything
+// starts: a run that cannot do what it was asked starts nothing.
 func (r *run) checkFiles() error {
+	if err := r.parseLive(); err != nil {
+		return err
+	}
 	if err := r.checkReadyFile(); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ package supervise
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"sync"
 	"syscall"
@@ -20,6 +21,25 @@ type liveTarget struct {
 	rn  *runNode
 	n   nodes.Node // n.Ready is its liveness check, expanded
 	pid int
+}
+
+// parseLive sets each node's liveness check (Options.Live, expanded for
+// it), or says why one cannot be: the run then does not begin.
+func (r *run) parseLive() error {
+	if r.o.Live == "" {
+		return nil
+	}
+	for _, rn := range r.nodes {
+		c, err := nodes.ExpandReady(r.o.Live, rn.n, "--live")
+		if err != nil {
+			return err
+		}
+		if !c.Kind.Probe() {
+			return fmt.Errorf("%s: --live=%s: a liveness check is tcp, http, exec or file (notify, fd and log are seen only at start)", rn.n.Name, nodes.Printable(c.String()))
+		}
+		rn.live = c
+	}
+	return nil
 }
 
 // liveProbe bounds one liveness check.
@@ -82,11 +102,7 @@ func (r *run) liveTargets() []liveTarget {
 			continue
 		}
 		n := rn.n
-		check, err := nodes.Expand(r.o.Live, n)
-		if err != nil {
-			continue // refused before the run began
-		}
-		n.Ready = check
+		n.Ready = rn.live
 		out = append(out, liveTarget{rn: rn, n: n, pid: rn.pid})
 	}
 	return out

@@ -36,7 +36,7 @@ func (r *run) checkReady() {
 func (r *run) startAll(ctx context.Context) []Outcome {
 	waits := false
 	for _, rn := range r.nodes {
-		waits = waits || rn.n.Ready != ""
+		waits = waits || rn.n.Ready.Kind != ""
 	}
 	if !waits {
 		return r.h.StartAll(ctx, r.rp)

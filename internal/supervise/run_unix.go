@@ -157,8 +157,9 @@ type run struct {
 // A runNode is one node of the run.
 type runNode struct {
 	n        nodes.Node
-	pid      int  // its running process; 0 if none
-	starting bool // a start (or a standby wait) is under way
+	live     nodes.ReadyCheck // its liveness check (Options.Live), if any
+	pid      int              // its running process; 0 if none
+	starting bool             // a start (or a standby wait) is under way
 	waiting  *time.Timer
 	restarts int
 	since    time.Time
