@@ -299,12 +299,12 @@ func (c *call) cleanLingering(r *Result, op string, wait bool) {
 	r.Outcome, r.Signal, r.Lingering = Killed, syscall.SIGKILL, len(killed)
 }
 
-// tree is what n's recorded cgroup (or session) holds, for its status st,
-// its session seen by a look at /proc begun no earlier than since.
-func (c *call) tree(n nodes.Node, st Status, since time.Time) (Tree, error) {
-	t := Tree{Containment: cgroup.Cgroup, Cgroup: n.Cgroup}
+// tree is what n's recorded cgroup (or session) holds, for its state
+// st, its session seen by a look at /proc begun no earlier than since.
+func (c *call) tree(n nodes.Node, st State, since time.Time) (Tree, error) {
+	t := Tree{Containment: InCgroup, Cgroup: n.Cgroup}
 	if n.Cgroup == "" {
-		t.Containment = cgroup.Session
+		t.Containment = InSession
 		if !inSession(n) {
 			return t, nil
 		}
@@ -314,8 +314,7 @@ func (c *call) tree(n nodes.Node, st Status, since time.Time) (Tree, error) {
 		return t, err
 	}
 	t.Procs, t.Memory, t.CPUUsec = len(ct.Procs), ct.Memory, ct.CPUUsec
-	free := st.State != pidfile.Running && st.State != pidfile.Elsewhere
-	t.Lingering = ct.Populated && free && st.Lost == nil && st.Stopping == 0
+	t.Lingering = ct.Populated && (st == StateStopped || st == StateStale)
 	return t, nil
 }
 

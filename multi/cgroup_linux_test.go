@@ -10,7 +10,6 @@ import (
 
 	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/nodes"
-	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // TestStopRemovesEmptyCgroup: the empty cgroup folder of a node that
@@ -46,7 +45,7 @@ func TestStopRemovesEmptyCgroup(t *testing.T) {
 	rc := &Cluster{Nodes: []nodes.Node{rec}, RunDir: dir}
 	testutil.PollUntil(t, "w1 gone, its cgroup empty", func() bool {
 		sts, _ := rc.Status(context.Background())
-		return sts[0].State != pidfile.Running && sts[0].Tree.Procs == 0
+		return sts[0].State != StateRunning && sts[0].Tree.Procs == 0
 	})
 	if _, err := os.Stat(rec.Cgroup); err != nil {
 		t.Fatalf("status removed w1's cgroup, or it was never made: %v", err)

@@ -5,16 +5,15 @@ import (
 	"github.com/multi-launcher/multi/nodes"
 )
 
-// A Containment says how this process would contain the nodes it starts
-// in a rundir: Mode "cgroup" (each node's whole process tree in a cgroup
-// v2 folder of its own, under Cgroup) or "session" (the lock holder and
-// its session, as without cgroups); Why says why, and for "session" why
-// not "cgroup". Run says what multi run does with its own process
-// first: moves into a leaf cgroup of its own (RunLeaf) where its cgroup
-// holds other processes or is the root of a container's cgroup
-// namespace, and why.
-type Containment struct {
-	Mode    string
+// A Placement says how this process would contain the nodes it starts
+// in a rundir: Mode [InCgroup] (each node's whole process tree in a
+// cgroup v2 folder of its own, under Cgroup) or [InSession]; Why says
+// why, and for InSession why not InCgroup. Run says what multi run does
+// with its own process first: moves into a leaf cgroup of its own
+// (RunLeaf) where its cgroup holds other processes or is the root of a
+// container's cgroup namespace, and why.
+type Placement struct {
+	Mode    Containment
 	Cgroup  string
 	Why     string
 	RunLeaf string
@@ -25,7 +24,7 @@ type Containment struct {
 // of rundir ("" for the default) when it starts them. It makes the
 // rundir's cgroup folder to learn whether it can, and removes it again
 // when no node is in it.
-func CheckContainment(rundir string) Containment {
+func CheckContainment(rundir string) Placement {
 	if rundir == "" {
 		rundir = nodes.DefaultRunDir()
 	}
@@ -34,5 +33,5 @@ func CheckContainment(rundir string) Containment {
 	if cg.Mode == cgroup.Cgroup {
 		cgroup.RemoveParent(cg.Parent)
 	}
-	return Containment{Mode: cg.Mode, Cgroup: cg.Parent, Why: cg.Why, RunLeaf: p.Leaf, Run: p.Why}
+	return Placement{Mode: Containment(cg.Mode), Cgroup: cg.Parent, Why: cg.Why, RunLeaf: p.Leaf, Run: p.Why}
 }

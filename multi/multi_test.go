@@ -163,8 +163,8 @@ func TestStartStatusStopWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, s := range sts {
-		if s.State != pidfile.Running || s.PID != res[i].PID {
-			t.Errorf("status %s: %+v", s.Node.Name, s.Info)
+		if s.State != multi.StateRunning || s.PID != res[i].PID {
+			t.Errorf("status %s: %+v", s.Node.Name, s)
 		}
 	}
 	res, err = c.StopWait(t.Context(), multi.StopOptions{})

@@ -8,7 +8,6 @@ import (
 
 	"github.com/multi-launcher/multi/internal/ready"
 	"github.com/multi-launcher/multi/nodes"
-	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // DefaultReadyTimeout is how long start waits for a node to pass its
@@ -157,13 +156,6 @@ func (c *call) awaitReady(ctx context.Context, n nodes.Node, s *started) error {
 	}
 }
 
-// The readiness of a running node with a check, in [Status.Ready].
-const (
-	ReadyYes      = "ready"
-	ReadyStarting = "starting" // failing its check, younger than the ready timeout
-	ReadyNo       = "unready"
-)
-
 // statusProbe bounds each check status runs: a probe's own deadline
 // (a kubelet's exec probe) must not be spent on one slow node.
 const statusProbe = 500 * time.Millisecond
@@ -176,7 +168,7 @@ func (c *call) statusReady(ctx context.Context, out []Status) {
 	var wg sync.WaitGroup
 	for i := range out {
 		s := &out[i]
-		if s.Node.Ready.Kind == "" || s.Err != nil || s.State != pidfile.Running || s.PID <= 0 {
+		if s.Node.Ready.Kind == "" || s.State != StateRunning || s.PID <= 0 {
 			continue
 		}
 		wg.Go(func() {
@@ -192,12 +184,12 @@ func (c *call) statusReady(ctx context.Context, out []Status) {
 			}
 			switch {
 			case err == nil:
-				s.Ready = ReadyYes
+				s.Ready = Ready
 				return
 			case young(s.PID, c.readyTimeout()):
-				s.Ready = ReadyStarting
+				s.Ready = Starting
 			default:
-				s.Ready = ReadyNo
+				s.Ready = Unready
 			}
 			s.ReadyErr = err
 		})

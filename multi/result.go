@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
@@ -33,36 +34,36 @@ type Result struct {
 	PID int
 	// Signal is the signal the verb sent first (Signalled, Stopped,
 	// Killed, KilledAfterTimeout; Restarted, to stop the old process).
-	Signal syscall.Signal `json:",omitempty"`
+	Signal syscall.Signal
 	// KilledAfter, if not 0, is the timeout after which the node, still
 	// running, was sent SIGKILL (Outcome KilledAfterTimeout, or Restarted
 	// after it).
-	KilledAfter time.Duration `json:",omitempty"`
+	KilledAfter time.Duration
 	// OldPID, for a node restarted, is the process that was stopped; the
 	// facts of the stop (KilledAfter, FilePID) are about it.
-	OldPID int `json:",omitempty"`
+	OldPID int
 	// FilePID, if not 0, says the pidfile's text named another pid than
 	// the lock holder the verb signalled (the holder is the truth, and
 	// was used): the pid it named, or -1 when it named no valid pid.
-	FilePID int `json:",omitempty"`
+	FilePID int
 	// HeldBy, if not 0, is the process that holds the node's lock now,
 	// started by someone else while the verb ran: the pidfile was left to
 	// it (Stopped, Killed, KilledAfterTimeout, NotRunning).
-	HeldBy int `json:",omitempty"`
+	HeldBy int
 	// TookOver says the node was started once the lock another process
 	// held was let go ([RunOptions.WaitForLock]): Outcome Started.
-	TookOver bool `json:",omitempty"`
+	TookOver bool
 	// Lost says the node had lost its pidfile's lock (see [LostError]) and
 	// was signalled through its record ([StopOptions.Lost]).
-	Lost bool `json:",omitempty"`
+	Lost bool
 	// Lingering is how many processes were killed in the node's cgroup:
 	// those of a node whose lock was free (its master gone, its children
 	// left), or those left after the timeout (KilledAfter).
-	Lingering int `json:",omitempty"`
+	Lingering int
 	// Exit, if not nil, is how the node's process ended, as [Cluster.Run]
 	// saw it end on its own: Outcome Failed, or Stopped when the node was
 	// stopped from another shell.
-	Exit *ExitStatus `json:",omitempty"`
+	Exit *ExitStatus
 	// RecordErr, if not nil, says the node's record could not be written
 	// or put back, although the verb did its job.
 	RecordErr error
@@ -80,7 +81,7 @@ type Result struct {
 // signal that ended it.
 type ExitStatus struct {
 	Code   int            // the exit code; -1 when a signal ended it
-	Signal syscall.Signal `json:",omitempty"` // the signal that ended it, or 0
+	Signal syscall.Signal // the signal that ended it, or 0
 }
 
 // String formats the result briefly, for logs and tests: "w1: started
@@ -100,20 +101,36 @@ func (r Result) String() string {
 	return r.Node.Name + ": " + r.Outcome.String()
 }
 
-// resultJSON is a Result on the wire: its errors as text (these fields,
-// shallower, stand for the embedded ones of the same name).
+// resultJSON is a Result on the wire, as README's JSON schema says:
+// snake_case names, signals by name, durations as time.ParseDuration
+// reads them, errors as their text.
 type resultJSON struct {
-	resultFields
-	RecordErr string `json:",omitempty"`
-	Err       string `json:",omitempty"`
+	Node        nodes.Node  `json:"node"`
+	Outcome     Outcome     `json:"outcome"`
+	PID         int         `json:"pid"`
+	Signal      string      `json:"signal,omitempty"`
+	KilledAfter string      `json:"killed_after,omitempty"`
+	OldPID      int         `json:"old_pid,omitempty"`
+	FilePID     int         `json:"file_pid,omitempty"`
+	HeldBy      int         `json:"held_by,omitempty"`
+	TookOver    bool        `json:"took_over,omitempty"`
+	Lost        bool        `json:"lost,omitempty"`
+	Lingering   int         `json:"lingering,omitempty"`
+	Exit        *ExitStatus `json:"exit,omitempty"`
+	RecordErr   string      `json:"record_error,omitempty"`
+	Err         string      `json:"error,omitempty"`
+	Elapsed     string      `json:"elapsed"`
 }
 
-// resultFields is Result without its methods, for encoding/json.
-type resultFields Result
-
-// MarshalJSON encodes r with its errors as their text.
+// MarshalJSON encodes r as README's JSON schema says.
 func (r Result) MarshalJSON() ([]byte, error) {
-	return json.Marshal(resultJSON{resultFields: resultFields(r), RecordErr: errText(r.RecordErr), Err: errText(r.Err)})
+	if r.Outcome < 0 || int(r.Outcome) >= len(outcomeNames) {
+		return nil, fmt.Errorf("multi: no word for outcome %d", int(r.Outcome))
+	}
+	return json.Marshal(resultJSON{Node: r.Node, Outcome: r.Outcome, PID: r.PID, Signal: signalText(r.Signal),
+		KilledAfter: durationText(r.KilledAfter), OldPID: r.OldPID, FilePID: r.FilePID, HeldBy: r.HeldBy,
+		TookOver: r.TookOver, Lost: r.Lost, Lingering: r.Lingering, Exit: r.Exit,
+		RecordErr: errText(r.RecordErr), Err: errText(r.Err), Elapsed: r.Elapsed.String()})
 }
 
 // UnmarshalJSON decodes what MarshalJSON encodes. The errors come back
@@ -123,9 +140,81 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*r = Result(j.resultFields)
-	r.RecordErr, r.Err = textErr(j.RecordErr), textErr(j.Err)
+	sig, err := parseSignalText(j.Signal)
+	if err != nil {
+		return err
+	}
+	killedAfter, err := parseDurationText(j.KilledAfter)
+	if err != nil {
+		return err
+	}
+	elapsed, err := parseDurationText(j.Elapsed)
+	if err != nil {
+		return err
+	}
+	*r = Result{Node: j.Node, Outcome: j.Outcome, PID: j.PID, Signal: sig, KilledAfter: killedAfter, OldPID: j.OldPID,
+		FilePID: j.FilePID, HeldBy: j.HeldBy, TookOver: j.TookOver, Lost: j.Lost, Lingering: j.Lingering, Exit: j.Exit,
+		RecordErr: textErr(j.RecordErr), Err: textErr(j.Err), Elapsed: elapsed}
 	return nil
+}
+
+// exitJSON is an ExitStatus on the wire.
+type exitJSON struct {
+	Code   int    `json:"code"`
+	Signal string `json:"signal,omitempty"`
+}
+
+// MarshalJSON encodes e with its signal by name.
+func (e ExitStatus) MarshalJSON() ([]byte, error) {
+	return json.Marshal(exitJSON{Code: e.Code, Signal: signalText(e.Signal)})
+}
+
+// UnmarshalJSON decodes what MarshalJSON encodes.
+func (e *ExitStatus) UnmarshalJSON(b []byte) error {
+	var j exitJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	sig, err := parseSignalText(j.Signal)
+	*e = ExitStatus{Code: j.Code, Signal: sig}
+	return err
+}
+
+// signalText is sig by name ("SIGTERM"), or its number for one that has
+// none; "" for 0.
+func signalText(sig syscall.Signal) string {
+	if sig == 0 {
+		return ""
+	}
+	name := pin.SignalName(sig)
+	if name[0] >= '0' && name[0] <= '9' {
+		return name
+	}
+	return "SIG" + name
+}
+
+// parseSignalText reads what signalText writes.
+func parseSignalText(s string) (syscall.Signal, error) {
+	if s == "" {
+		return 0, nil
+	}
+	return pin.ParseSignal(s)
+}
+
+// durationText is d as time.ParseDuration reads it; "" for 0.
+func durationText(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
+}
+
+// parseDurationText reads what durationText writes.
+func parseDurationText(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	return time.ParseDuration(s)
 }
 
 // An Outcome is what a verb did to one node ([Result.Outcome]).

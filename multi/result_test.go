@@ -1,50 +1,80 @@
 package multi_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
+	"os"
+	"path/filepath"
 	"reflect"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
-	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
-// A slice of Results, one of every Outcome with every field set, comes
-// back from JSON as it went, its errors as their text; the outcomes are
-// words on the wire.
-func TestResultJSONRoundTrip(t *testing.T) {
+// update rewrites the golden files of the JSON schema:
+// go test ./multi -run JSON -update.
+var update = flag.Bool("update", false, "rewrite testdata/*.json from the values the tests make")
+
+// golden compares v's JSON, indented, with testdata/name (README's
+// schema, by example), and reads it back into out.
+func golden(t *testing.T, name string, v, out any) {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, '\n')
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, want) {
+		t.Errorf("%s: the JSON written is\n%s\nthe schema's (go test -run JSON -update rewrites it):\n%s", path, b, want)
+	}
+	dec := json.NewDecoder(bytes.NewReader(want))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(out); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// schemaNode is a node with every field set.
+var schemaNode = nodes.Node{Name: "w1", Host: "h", Index: 1, PidFile: "/r/w1.pid", LogFile: "/r/w1.log",
+	Command: []string{"app", "-x"}, Options: []string{"-x"}, Dir: "/srv", Env: []string{"A=1"}, SelfLock: true,
+	Ready: nodes.ReadyCheck{Kind: nodes.TCP, Target: "127.0.0.1:8001"}, Cgroup: "/sys/fs/cgroup/multi.1/w1", KillMode: "mixed"}
+
+// A slice of Results, one of every Outcome with every field set, is
+// written as the golden file says (snake_case names, outcomes and
+// signals as words, durations as Go writes them, errors as their text)
+// and comes back from it as it went, its errors as their text.
+func TestResultJSON(t *testing.T) {
 	t.Parallel()
-	n := nodes.Node{Name: "w1", Host: "h", Index: 1, PidFile: "/r/w1.pid", LogFile: "/r/w1.log",
-		Command: []string{"app", "-x"}, Options: []string{"-x"}, Dir: "/srv", Env: []string{"A=1"}, SelfLock: true}
 	var in []multi.Result
 	for o := multi.NoOutcome; o <= multi.Failed; o++ {
-		r := multi.Result{Node: n, Outcome: o, PID: 100 + int(o), Signal: syscall.SIGTERM, KilledAfter: 2 * time.Second,
-			OldPID: 99, FilePID: -1, HeldBy: 98, TookOver: true, Lost: true, Exit: &multi.ExitStatus{Code: -1, Signal: syscall.SIGKILL},
+		r := multi.Result{Node: schemaNode, Outcome: o, PID: 100 + int(o), Signal: syscall.SIGTERM, KilledAfter: 2 * time.Second,
+			OldPID: 99, FilePID: -1, HeldBy: 98, TookOver: true, Lost: true, Lingering: 2, Exit: &multi.ExitStatus{Code: -1, Signal: syscall.SIGKILL},
 			RecordErr: errors.New("could not record the node's process: disk full"), Elapsed: 1500 * time.Millisecond}
 		if o == multi.AlreadyRunning || o == multi.Lost || o == multi.Failed {
 			r.Err = &multi.NodeError{Node: "w1", Op: "start", Err: errors.New("boom")}
 		}
 		in = append(in, r)
 	}
-	in = append(in, multi.Result{Node: n, Outcome: multi.Started, PID: 7}) // the optional fields absent
-	b, err := json.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, word := range []string{`"Outcome":"killed-after-timeout"`, `"Outcome":"already-running"`, `"Err":"multi: start w1: boom"`} {
-		if !strings.Contains(string(b), word) {
-			t.Errorf("JSON has no %s: %.300s...", word, b)
-		}
-	}
+	// The optional fields absent; a signal with no name by its number.
+	in = append(in, multi.Result{Node: nodes.Node{Name: "w2"}, Outcome: multi.Started, PID: 7, Elapsed: time.Millisecond},
+		multi.Result{Node: nodes.Node{Name: "w3"}, Outcome: multi.Signalled, PID: 8, Signal: syscall.Signal(40), Elapsed: time.Millisecond})
 	var out []multi.Result
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
+	golden(t, "results.json", in, &out)
 	if len(out) != len(in) {
 		t.Fatalf("%d results back; want %d", len(out), len(in))
 	}
@@ -65,53 +95,59 @@ func TestResultJSONRoundTrip(t *testing.T) {
 	if _, err := json.Marshal(multi.Result{Outcome: multi.Failed + 1}); err == nil {
 		t.Error("an outcome with no word is written")
 	}
+	var r multi.Result
+	if err := json.Unmarshal([]byte(`{"outcome":"stopped","signal":"SIGNOPE","elapsed":"1ms"}`), &r); err == nil {
+		t.Error("an unknown signal is read")
+	}
 }
 
-// A Status, as Cluster.Status returns it, comes back from JSON as it went
-// (its state a word, its errors as their text), and has a String.
-func TestStatusJSONRoundTrip(t *testing.T) {
+// A Status of every State, as Cluster.Status makes them, is written as
+// the golden file says and comes back from it as it went (errors as
+// their text); String says it briefly.
+func TestStatusJSON(t *testing.T) {
 	t.Parallel()
-	n := nodes.Node{Name: "w1", PidFile: "/r/w1.pid", LogFile: "/r/w1.log"}
+	n := schemaNode
+	cpu, mem := int64(1500), int64(1<<20)
+	started := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	in := []multi.Status{
-		{Node: n, Info: pidfile.Info{Path: n.PidFile, State: pidfile.Running, PID: 42, FilePID: 41}},
-		{Node: n, Info: pidfile.Info{Path: n.PidFile, State: pidfile.Stale, FileErr: errors.New("bad pidfile: empty")}},
-		{Node: n, Info: pidfile.Info{Path: n.PidFile, State: pidfile.Absent},
-			Lost: &multi.LostError{PID: 43, Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}},
-		{Node: n, Info: pidfile.Info{Path: n.PidFile, State: pidfile.Absent}, Stopping: 44},
-		{Node: n, Info: pidfile.Info{Path: n.PidFile, State: pidfile.Foreign, LockErr: errors.New("read lock")},
-			Err: &multi.NodeError{Node: "w1", Op: "status", Err: errors.New("read lock")}},
-	}
-	b, err := json.Marshal(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(b), `"State":"running"`) || !strings.Contains(string(b), `"State":"foreign"`) {
-		t.Errorf("states not written as words: %s", b)
+		{Node: n, State: multi.StateRunning, PID: 42, Started: started, FilePID: 41, Ready: multi.Starting,
+			ReadyErr: errors.New("tcp:127.0.0.1:8001: connection refused"), ReadyStatus: "warming up",
+			Tree: multi.Tree{Containment: multi.InCgroup, Cgroup: n.Cgroup, Procs: 3, Memory: &mem, CPUUsec: &cpu}},
+		{Node: n, State: multi.StateElsewhere, Tree: multi.Tree{Containment: multi.InCgroup, Cgroup: n.Cgroup}},
+		{Node: n, State: multi.StateStale, FilePID: 40, Tree: multi.Tree{Containment: multi.InSession}},
+		{Node: n, State: multi.StateStopped, Tree: multi.Tree{Containment: multi.InSession}},
+		{Node: n, State: multi.StateLost, PID: 43, Started: started, Tree: multi.Tree{Containment: multi.InSession, Procs: 1}},
+		{Node: n, State: multi.StateStopping, PID: 44, Tree: multi.Tree{Containment: multi.InSession}},
+		{Node: n, State: multi.StateLingering, Tree: multi.Tree{Containment: multi.InCgroup, Cgroup: n.Cgroup, Procs: 2, Lingering: true}},
+		{Node: n, State: multi.StateFatal, Fatal: "multi run (pid 7) gave up on it", Tree: multi.Tree{Containment: multi.InSession}},
+		{Node: n, State: multi.StateUnknown, PID: 45, Err: &multi.NodeError{Node: "w1", Op: "status", Err: errors.New("read lock")}},
 	}
 	var out []multi.Status
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
+	golden(t, "statuses.json", in, &out)
 	if len(out) != len(in) {
 		t.Fatalf("%d statuses back; want %d", len(out), len(in))
 	}
 	for i := range in {
 		want, got := in[i], out[i]
-		for _, e := range [][2]error{{got.Err, want.Err}, {got.LockErr, want.LockErr}, {got.FileErr, want.FileErr}} {
+		for _, e := range [][2]error{{got.Err, want.Err}, {got.ReadyErr, want.ReadyErr}} {
 			if errText(e[0]) != errText(e[1]) {
 				t.Errorf("%s: error %v; want %v", want, e[0], e[1])
 			}
 		}
-		want.Err, want.LockErr, want.FileErr, got.Err, got.LockErr, got.FileErr = nil, nil, nil, nil, nil, nil
+		want.Err, want.ReadyErr, got.Err, got.ReadyErr = nil, nil, nil, nil
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("back from JSON as\n%+v; want\n%+v", got, want)
 		}
 	}
-	wants := []string{"w1: running (pid 42)", "w1: stale", "w1: lost (pid 43)", "w1: stopping (pid 44)", "w1: unknown: read lock"}
+	wants := []string{"w1: running (pid 42)", "w1: elsewhere", "w1: stale", "w1: stopped", "w1: lost (pid 43)", "w1: stopping (pid 44)",
+		"w1: lingering (2 processes)", "w1: fatal: multi run (pid 7) gave up on it", "w1: unknown: read lock"}
 	for i, want := range wants {
 		if got := in[i].String(); got != want {
 			t.Errorf("String: %q; want %q", got, want)
 		}
+	}
+	if !in[0].Mismatch() || in[2].Mismatch() {
+		t.Errorf("Mismatch: running with pidfile text 41 for pid 42 %v, stale %v; want true, false", in[0].Mismatch(), in[2].Mismatch())
 	}
 }
 

@@ -151,10 +151,12 @@ func (c *Cluster) Restart(ctx context.Context, o RestartOptions) ([]Result, erro
 	return results, joinErrs(results)
 }
 
-// Status inspects every node's pidfile, changing nothing but this: the
-// pidfile a node left that a Stop or Send asked to end (its stop mark
-// names the pid the file does) is removed, as multi's own, and the node
-// reported stopped rather than stale.
+// Status inspects every node's pidfile and says what each node is
+// ([Status.State]), changing nothing but this: the pidfile a node left
+// that a Stop or Send asked to end (its stop mark names the pid the file
+// does) is removed, as multi's own, and the node reported stopped rather
+// than stale. The error joins the Errs of the nodes whose state is
+// unknown.
 func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
 	v := c.call(StopOptions{})
 	if c.AllowSharedFolders {
@@ -167,29 +169,11 @@ func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
 	begun := time.Now() // one look at /proc serves every node's session
 	for i, n := range c.Nodes {
 		n = nodes.ResolveRecorded(v.rundir(), n)
-		out[i].Node = n
-		info, err := pidfile.Inspect(n.PidFile)
-		if err == nil && v.stoppedByMulti(n, info) {
-			info = v.settleStopped(n, info) // stopped, not stale
-		}
-		out[i].Info = info
-		switch {
-		case err == nil && info.State == pidfile.Foreign:
-			// Not a node's lock: status cannot tell (LSB "unknown").
-			err = info.LockErr
-		case err == nil:
-			// A process on its way out is given a moment, not waited for.
-			out[i].Lost, out[i].Stopping = v.lostProc(ctx, n, info, 0)
-		}
-		if err == nil {
-			out[i].Tree, err = v.tree(n, out[i], begun)
-		}
-		if err != nil {
-			out[i].Err = &NodeError{Node: n.Name, Op: "status", Err: err}
+		if err := v.status(ctx, &out[i], n, begun); err != nil {
+			out[i].State, out[i].Err = StateUnknown, &NodeError{Node: n.Name, Op: "status", Err: err}
 			errs = append(errs, out[i].Err)
 		}
 	}
-	v.statusFatal(out)
 	v.statusReady(ctx, out)
 	return out, errors.Join(errs...)
 }
@@ -222,4 +206,52 @@ func (c *Cluster) sub(ns []nodes.Node) *Cluster {
 	// Field by field: a Cluster holds a lock and is not copied whole.
 	return &Cluster{Nodes: ns, RunDir: c.RunDir, Progress: c.Progress, LockTimeout: c.LockTimeout,
 		Detach: c.Detach, Settle: c.Settle, ReadyTimeout: c.ReadyTimeout, Env: c.Env, AllowSharedFolders: c.AllowSharedFolders, Clean: c.Clean}
+}
+
+// status works out the state of n into s, its tree's processes seen by a
+// look at /proc begun no earlier than since; the error says why it
+// cannot be told. Readiness is statusReady's, for all nodes at once.
+func (c *call) status(ctx context.Context, s *Status, n nodes.Node, since time.Time) error {
+	s.Node = n
+	info, err := pidfile.Inspect(n.PidFile)
+	if err != nil {
+		return err
+	}
+	if c.stoppedByMulti(n, info) {
+		info = c.settleStopped(n, info) // stopped, not stale
+	}
+	s.PID, s.FilePID = info.PID, info.FilePID
+	switch info.State {
+	case pidfile.Foreign:
+		return info.LockErr // not a node's lock: status cannot tell (LSB "unknown")
+	case pidfile.Running:
+		s.State = StateRunning
+	case pidfile.Elsewhere:
+		s.State = StateElsewhere
+	case pidfile.Stale:
+		s.State = StateStale
+	default:
+		s.State = StateStopped
+	}
+	// A process on its way out is given a moment, not waited for.
+	if lost, stopping := c.lostProc(ctx, n, info, 0); lost != nil {
+		s.State, s.PID, s.Started = StateLost, lost.PID, lost.Started
+	} else if stopping != 0 {
+		s.State, s.PID = StateStopping, stopping
+	}
+	if s.State == StateRunning {
+		s.Started, _ = nodes.ProcessStart(s.PID)
+	}
+	if s.Tree, err = c.tree(n, s.State, since); err != nil {
+		return err
+	}
+	switch {
+	case s.Tree.Lingering:
+		s.State = StateLingering
+	case s.State == StateStopped || s.State == StateStale:
+		if s.Fatal = c.fatal(n); s.Fatal != "" {
+			s.State = StateFatal
+		}
+	}
+	return nil
 }

@@ -81,46 +81,47 @@ import (
 )
 
 // A Node is one named instance of the command, with its files resolved.
+// In JSON its fields have the snake_case names of README's schema.
 type Node struct {
 	// Name is the short name, unique within a set: "w1" (with any prefix).
-	Name string
+	Name string `json:"name"`
 	// Host is the host part of the full name.
-	Host string
+	Host string `json:"host"`
 	// Index is the 1-based position of the node in the set.
-	Index int
+	Index int `json:"index"`
 
 	// PidFile is the absolute path of the node's pidfile.
-	PidFile string
+	PidFile string `json:"pidfile"`
 	// LogFile is the absolute path the node's stdout and stderr are
 	// appended to.
-	LogFile string
+	LogFile string `json:"logfile"`
 	// Command is the node's argv, expanded: the command given, then the
 	// options for it. It may be empty for verbs that start nothing.
-	Command []string
+	Command []string `json:"command,omitempty"`
 	// Options is the tail of Command that came from options given to multi
 	// (celery's worker options), so that a restart can replace them.
-	Options []string
+	Options []string `json:"options,omitempty"`
 	// Dir is the node's working directory; "" means the caller's.
-	Dir string
+	Dir string `json:"dir,omitempty"`
 	// Env holds KEY=VALUE entries added to the node's environment, over
 	// the environment it is started with; they are recorded, so that a
 	// restart passes them again. The rest of the starter's environment is
 	// not recorded: a restarted node gets the restarting caller's.
-	Env []string
+	Env []string `json:"env,omitempty"`
 	// SelfLock means the node locks its own pidfile (see pidfile.OwnFromEnv)
 	// instead of multi's exec step locking it before the exec; start then
 	// waits for the node to take the lock.
-	SelfLock bool
+	SelfLock bool `json:"self_lock,omitempty"`
 	// Ready is the node's readiness check, expanded ([ParseReady] says
 	// its kinds); the zero ReadyCheck for none. Start waits until it passes; it is
 	// recorded, so that restart and status use it again.
-	Ready ReadyCheck
+	Ready ReadyCheck `json:"ready,omitzero"`
 	// Cgroup is the path of the node's cgroup v2 folder, which holds its
 	// whole process tree; "" where its containment is its session.
-	Cgroup string
+	Cgroup string `json:"cgroup,omitempty"`
 	// KillMode is how a stop treats the node's tree (internal/cgroup's
 	// mixed, control-group or process); "" is mixed.
-	KillMode string
+	KillMode string `json:"kill_mode,omitempty"`
 
 	// recorded is the process the node's record named when Spec.Resolve
 	// read it, if the node's pidfile is the record's (see Recorded).

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
-	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/urfave/cli/v2"
 )
 
@@ -77,14 +77,16 @@ the others kept and listed.
 		kept := map[string]bool{} // without names: those not stopped
 		for _, s := range sts {
 			why := ""
-			switch {
-			case s.Err != nil:
+			switch s.State {
+			case multi.StateUnknown:
 				why = statusErrText(s)
-			case s.Lost != nil:
-				why = fmt.Sprintf("lost (pid %d runs without its pidfile's lock): stop it with multi stop --lost first", s.Lost.PID)
-			case s.State == pidfile.Running:
+			case multi.StateLost:
+				why = fmt.Sprintf("lost (pid %d runs without its pidfile's lock): stop it with multi stop --lost first", s.PID)
+			case multi.StateLingering:
+				why = fmt.Sprintf("lingering (%s left in its tree, which its record names): multi stopwait cleans them first", processes(s.Tree.Procs))
+			case multi.StateRunning:
 				why = fmt.Sprintf("running (pid %d): stop it first", s.PID)
-			case s.State == pidfile.Elsewhere:
+			case multi.StateElsewhere:
 				why = "running in another pid namespace: stop it first"
 			}
 			switch {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
-	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // Help, the app's and every verb's, fits 80 columns when not on a
@@ -90,8 +89,8 @@ func TestStatusTableLongName(t *testing.T) {
 		o := &output{w: &buf, tty: true, width: width}
 		o.statusTable([]multi.Status{
 			{Node: nodes.Node{Name: long, PidFile: "/r/" + long + ".pid", LogFile: "/r/" + long + ".log"},
-				Info: pidfile.Info{State: pidfile.Running, PID: os.Getpid(), FilePID: os.Getpid()}},
-			{Node: nodes.Node{Name: "w2", PidFile: "/r/w2.pid", LogFile: "/r/w2.log"}},
+				State: multi.StateRunning, PID: os.Getpid(), FilePID: os.Getpid()},
+			{Node: nodes.Node{Name: "w2", PidFile: "/r/w2.pid", LogFile: "/r/w2.log"}, State: multi.StateStopped},
 		}, "/r")
 		limit := width
 		if limit == 0 {

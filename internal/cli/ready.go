@@ -31,7 +31,7 @@ func readyCode(only bool, code int, sts []multi.Status) int {
 		return code
 	}
 	for _, s := range sts {
-		if s.Ready != "" && s.Ready != "ready" {
+		if s.Ready != "" && s.Ready != multi.Ready {
 			return exitFailed
 		}
 	}
@@ -46,10 +46,10 @@ func (o *output) readyText(s multi.Status) string {
 	case s.Ready == "":
 		return ""
 	case s.ReadyErr == nil:
-		text = "; " + o.paint(green, s.Ready)
+		text = "; " + o.paint(green, string(s.Ready))
 	default:
 		// The reason can quote what a server answered: escaped.
-		text = "; " + o.paint(yellow, s.Ready) + ": " + nodes.Printable(s.ReadyErr.Error())
+		text = "; " + o.paint(yellow, string(s.Ready)) + ": " + nodes.Printable(s.ReadyErr.Error())
 	}
 	if s.ReadyStatus != "" {
 		text += " (STATUS=" + nodes.Printable(s.ReadyStatus) + ")"

@@ -11,34 +11,8 @@ import (
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
-	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/urfave/cli/v2"
 )
-
-// statusJSON is one node in status --json.
-type statusJSON struct {
-	Name     string `json:"name"`
-	FullName string `json:"fullname"`
-	State    string `json:"state"`
-	PID      int    `json:"pid"`
-	FilePID  int    `json:"file_pid"`
-	PidFile  string `json:"pidfile"`
-	LogFile  string `json:"logfile"`
-	Error    string `json:"error,omitempty"`
-	// Ready: ready, starting or unready, for a running node with a check.
-	Ready      string `json:"ready,omitempty"`
-	ReadyError string `json:"ready_error,omitempty"`
-	// ReadyStatus: the node's last STATUS= text (--ready=notify).
-	ReadyStatus string `json:"ready_status,omitempty"`
-	// Fatal: why a live multi run gave up on the node (state fatal).
-	Fatal string `json:"fatal,omitempty"`
-	// The node's tree: containment, processes, memory and CPU time where
-	// its cgroup has them (absent, not zero, where not).
-	Containment string `json:"containment"`
-	Procs       *int   `json:"procs,omitempty"`
-	Memory      *int64 `json:"memory_bytes,omitempty"`
-	CPUUsec     *int64 `json:"cpu_usec,omitempty"`
-}
 
 func statusCommand() *cli.Command {
 	return grammarCommand(&cli.Command{
@@ -75,29 +49,10 @@ pid is the lock holder as multi sees it, file_pid what the text says.
 		o := newOutput(c, a)
 		switch {
 		case o.json:
-			out := make([]statusJSON, len(sts))
-			for i, s := range sts {
-				word, _ := stateWord(s)
-				out[i] = statusJSON{Name: s.Node.Name, FullName: s.Node.FullName(), State: word,
-					PID: s.PID, FilePID: s.FilePID, PidFile: s.Node.PidFile, LogFile: s.Node.LogFile, Ready: s.Ready, ReadyStatus: s.ReadyStatus, Fatal: s.Fatal}
-				if s.ReadyErr != nil {
-					out[i].ReadyError = s.ReadyErr.Error()
-				}
-				out[i].Containment, out[i].Memory, out[i].CPUUsec = s.Tree.Containment, s.Tree.Memory, s.Tree.CPUUsec
-				if s.Tree.Containment == "cgroup" || s.Node.KillMode != "process" {
-					out[i].Procs = &s.Tree.Procs
-				}
-				if s.Err != nil {
-					out[i].Error = s.Err.Error()
-				} else if s.Lost != nil {
-					out[i].PID = s.Lost.PID
-				} else if s.Stopping != 0 {
-					out[i].PID = s.Stopping
-				}
-			}
+			// The library's schema, as README documents it.
 			enc := json.NewEncoder(c.App.Writer)
 			enc.SetIndent("", "  ")
-			return code, enc.Encode(out)
+			return code, enc.Encode(sts)
 		case o.quiet:
 			for _, s := range sts {
 				if s.Err != nil {
@@ -125,31 +80,49 @@ pid is the lock holder as multi sees it, file_pid what the text says.
 }
 
 func (o *output) describeStatus(s multi.Status) string {
-	switch {
-	case s.Err != nil:
-		return o.paint(red, "unknown") + ": " + statusErrText(s)
-	case s.Lost != nil:
-		return o.paint(red, "lost") + fmt.Sprintf(" (pid %d, started %s, runs without its pidfile's lock; stop it with --lost)", s.Lost.PID, s.Lost.Started.Format(time.DateTime))
-	case s.Stopping != 0:
-		return o.paint(yellow, "stopping") + fmt.Sprintf(" (pid %d let go of its pidfile's lock and is exiting)", s.Stopping)
-	case s.Tree.Lingering:
+	word := o.paint(stateColors[s.State], string(s.State))
+	switch s.State {
+	case multi.StateUnknown:
+		return word + ": " + statusErrText(s)
+	case multi.StateLost:
+		return word + fmt.Sprintf(" (pid %d, started %s, runs without its pidfile's lock; stop it with --lost)", s.PID, s.Started.Format(time.DateTime))
+	case multi.StateStopping:
+		return word + fmt.Sprintf(" (pid %d let go of its pidfile's lock and is exiting)", s.PID)
+	case multi.StateLingering:
 		where := "its cgroup " + nodes.Printable(s.Tree.Cgroup)
 		if s.Tree.Cgroup == "" {
 			where = "its session"
 		}
-		return o.paint(red, "lingering") + fmt.Sprintf(" (its lock is free, but %d processes are left in %s; stopwait cleans them)", s.Tree.Procs, where)
-	case s.Fatal != "":
-		return o.paint(red, "fatal") + " (" + s.Fatal + ")"
-	case s.State == pidfile.Running && s.Mismatch():
-		return o.paint(green, "running") + fmt.Sprintf(" (pid %d; the pidfile's text disagrees, the lock holder is the truth)", s.PID)
-	case s.State == pidfile.Running:
-		return o.paint(green, "running") + fmt.Sprintf(" (pid %d)", s.PID)
-	case s.State == pidfile.Stale:
-		return o.paint(red, "stale") + " (pidfile " + nodes.Printable(s.Node.PidFile) + " left behind; no process holds its lock)"
-	case s.State == pidfile.Elsewhere:
+		return word + fmt.Sprintf(" (its lock is free, but %s left in %s; stopwait cleans them)", processesAre(s.Tree.Procs), where)
+	case multi.StateFatal:
+		return word + " (" + s.Fatal + ")"
+	case multi.StateRunning:
+		if s.Mismatch() {
+			return word + fmt.Sprintf(" (pid %d; the pidfile's text disagrees, the lock holder is the truth)", s.PID)
+		}
+		return word + fmt.Sprintf(" (pid %d)", s.PID)
+	case multi.StateStale:
+		return word + " (pidfile " + nodes.Printable(s.Node.PidFile) + " left behind; no process holds its lock)"
+	case multi.StateElsewhere:
 		return o.paint(green, "running") + " in another pid namespace (holder not visible from here)"
 	}
-	return o.paint(yellow, "stopped")
+	return word
+}
+
+// processes is "1 process" or "N processes".
+func processes(n int) string {
+	if n == 1 {
+		return "1 process"
+	}
+	return strconv.Itoa(n) + " processes"
+}
+
+// processesAre is "1 process is" or "N processes are".
+func processesAre(n int) string {
+	if n == 1 {
+		return "1 process is"
+	}
+	return processes(n) + " are"
 }
 
 // statusTable prints the aligned table status shows on a terminal, no
@@ -174,34 +147,31 @@ func (o *output) statusTable(sts []multi.Status, rundir string) {
 		return nodes.Printable(path)
 	}
 	for _, s := range sts {
-		state, color := stateWord(s)
+		state, color := string(s.State), stateColors[s.State]
 		if s.Ready != "" {
-			state = s.Ready // running, and how ready
-			if s.Ready != "ready" {
+			state = string(s.Ready) // running, and how ready
+			if s.Ready != multi.Ready {
 				color = yellow
 			}
-		}
-		if s.Lost != nil {
-			s.PID = s.Lost.PID
 		}
 		pid, uptime := "-", "-"
 		if s.PID > 0 {
 			pid = strconv.Itoa(s.PID)
-			if t, err := nodes.ProcessStart(s.PID); err == nil {
-				uptime = time.Since(t).Round(time.Second).String()
-			}
+		}
+		if !s.Started.IsZero() {
+			uptime = time.Since(s.Started).Round(time.Second).String()
 		}
 		switch {
-		case s.Err != nil:
+		case s.State == multi.StateUnknown:
 			state += "*"
 			notes = append(notes, s.Node.Name+": "+statusErrText(s))
-		case s.Lost != nil:
+		case s.State == multi.StateLost:
 			state += "*"
 			notes = append(notes, fmt.Sprintf("%s: pid %d runs without its pidfile's lock; stop it with --lost", s.Node.Name, s.PID))
-		case s.Fatal != "":
+		case s.State == multi.StateFatal:
 			state += "*"
 			notes = append(notes, s.Node.Name+": "+s.Fatal)
-		case s.State == pidfile.Running && s.Mismatch():
+		case s.Mismatch():
 			state += "*"
 			says := "names no pid"
 			if s.FilePID > 0 {
@@ -291,7 +261,7 @@ func wrap(s string, width int, indent string) string {
 func forgetHint(sts []multi.Status, width int) string {
 	var names []string
 	for _, s := range sts {
-		if s.Err == nil && s.Lost == nil && (s.State == pidfile.Absent || s.State == pidfile.Stale) {
+		if s.State == multi.StateStopped || s.State == multi.StateStale || s.State == multi.StateFatal {
 			names = append(names, s.Node.Name)
 		}
 	}
@@ -327,54 +297,35 @@ func elide(s string, w int) string {
 	return string(r[:head]) + "…" + string(r[len(r)-(w-1-head):])
 }
 
-// stateWord is the one place a node's state becomes a status word and its
-// colour, for the table and --json: running, stopped, stale, elsewhere, lost,
-// stopping, or unknown when the pidfile could not be inspected. statusCode beside
-// it maps the same states to the exit code; the line mode's sentences
-// (describeStatus) say the same in more words.
-func stateWord(s multi.Status) (word, color string) {
-	switch {
-	case s.Err != nil:
-		return "unknown", red
-	case s.Lost != nil:
-		return "lost", red
-	case s.Stopping != 0:
-		return "stopping", yellow
-	case s.Tree.Lingering:
-		return "lingering", red
-	case s.Fatal != "":
-		return "fatal", red
-	case s.State == pidfile.Running || s.State == pidfile.Elsewhere:
-		return s.State.String(), green
-	case s.State == pidfile.Stale:
-		return s.State.String(), red
-	}
-	return s.State.String(), yellow
+// stateColors are the states' colours in the table and the lines.
+var stateColors = map[multi.State]string{
+	multi.StateUnknown: red, multi.StateLost: red, multi.StateStopping: yellow, multi.StateLingering: red,
+	multi.StateFatal: red, multi.StateRunning: green, multi.StateElsewhere: green, multi.StateStale: red,
+	multi.StateStopped: yellow,
 }
+
+// stateCodes are the LSB status codes of the states (see statusCode).
+var stateCodes = map[multi.State]int{
+	// A lost node runs, unseen through its lock: unknown.
+	multi.StateUnknown: exitUnknown, multi.StateLost: exitUnknown,
+	// Its master gone, its tree left: worse than stale.
+	multi.StateLingering: exitLingering,
+	// Given up on: dead, as a stale node is.
+	multi.StateFatal: exitFailed, multi.StateStale: exitFailed,
+	// On its way out: not running.
+	multi.StateStopping: exitStopped, multi.StateStopped: exitStopped,
+	multi.StateRunning: exitOK, multi.StateElsewhere: exitOK,
+}
+
+// codeRank orders the codes, worst last: the worst node decides.
+var codeRank = map[int]int{exitOK: 0, exitStopped: 1, exitFailed: 2, exitLingering: 3, exitUnknown: 4}
 
 // statusCode maps node states to LSB status codes: the worst one wins.
 func statusCode(sts []multi.Status) int {
 	code := exitOK
 	for _, s := range sts {
-		switch {
-		case s.Err != nil, s.Lost != nil:
-			// A lost node runs, unseen through its lock: unknown.
-			return exitUnknown
-		case s.Tree.Lingering:
-			// Its master gone, its tree left: worse than stale.
-			code = exitLingering
-		case s.Fatal != "" && code != exitLingering:
-			// Given up on: dead, as a stale node is.
-			code = exitFailed
-		case s.Stopping != 0:
-			// On its way out: not running.
-			if code == exitOK {
-				code = exitStopped
-			}
-		case s.State == pidfile.Stale && code != exitLingering:
-			code = exitFailed
-		case s.State == pidfile.Absent && code == exitOK:
-			code = exitStopped
+		if c := stateCodes[s.State]; codeRank[c] > codeRank[code] {
+			code = c
 		}
 	}
 	return code

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
-	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // recordNodes records nodes named names in dir, as a start would have.
@@ -82,7 +80,10 @@ func TestStatusStale(t *testing.T) {
 	}
 }
 
-// --json is an array of one object per node with fixed keys.
+// --json is the library's JSON of each node's Status, README's schema:
+// an array of one object per node with fixed, snake_case keys, which
+// decodes into []multi.Status with no key left over and encodes again
+// byte for byte as the library writes it.
 func TestStatusJSON(t *testing.T) {
 	dir := t.TempDir()
 	recordNodes(t, dir, "w1", "w2")
@@ -94,52 +95,71 @@ func TestStatusJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("%v in %q", err, out)
 	}
-	want := []map[string]any{
-		{"name": "w1", "fullname": "w1@h", "state": "stopped", "pid": 0.0, "file_pid": 0.0,
-			"pidfile": filepath.Join(dir, "w1.pid"), "logfile": filepath.Join(dir, "w1.log"), "containment": "session", "procs": 0.0},
-		{"name": "w2", "fullname": "w2@h", "state": "stopped", "pid": 0.0, "file_pid": 0.0,
-			"pidfile": filepath.Join(dir, "w2.pid"), "logfile": filepath.Join(dir, "w2.log"), "containment": "session", "procs": 0.0},
+	node := func(name string) map[string]any {
+		return map[string]any{"name": name, "host": "h", "index": 1.0, "command": []any{"true"},
+			"pidfile": filepath.Join(dir, name+".pid"), "logfile": filepath.Join(dir, name+".log")}
 	}
+	want := []map[string]any{
+		{"node": node("w1"), "state": "stopped", "pid": 0.0, "file_pid": 0.0, "tree": map[string]any{"containment": "session", "procs": 0.0}},
+		{"node": node("w2"), "state": "stopped", "pid": 0.0, "file_pid": 0.0, "tree": map[string]any{"containment": "session", "procs": 0.0}},
+	}
+	want[1]["node"].(map[string]any)["index"] = 2.0
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("status --json:\n%s\nwant %v", out, want)
 	}
-}
-
-// stateWord gives the table's and --json's word and colour.
-func TestStateWord(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		s           multi.Status
-		word, color string
-	}{
-		{multi.Status{Info: pidfile.Info{State: pidfile.Running}}, "running", green},
-		{multi.Status{Info: pidfile.Info{State: pidfile.Elsewhere}}, "elsewhere", green},
-		{multi.Status{Info: pidfile.Info{State: pidfile.Stale}}, "stale", red},
-		{multi.Status{Info: pidfile.Info{State: pidfile.Absent}}, "stopped", yellow},
-		{multi.Status{Info: pidfile.Info{State: pidfile.Running}, Err: errors.New("boom")}, "unknown", red},
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	var sts []multi.Status
+	if err := dec.Decode(&sts); err != nil {
+		t.Fatalf("status --json is not []multi.Status: %v", err)
 	}
-	for _, tt := range tests {
-		if w, c := stateWord(tt.s); w != tt.word || c != tt.color {
-			t.Errorf("stateWord(%v, %v) = %q, %q; want %q, %q", tt.s.State, tt.s.Err, w, c, tt.word, tt.color)
-		}
+	lib, err := json.Marshal(sts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, []byte(out)); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(lib, compact.Bytes()) {
+		t.Errorf("the library writes\n%s\nthe CLI wrote\n%s", lib, compact.Bytes())
 	}
 }
 
-// The worst state wins the exit code: unknown 4, stale 1, stopped 3.
+// Every state has its colour and its exit code, and the worst state
+// wins the exit code: unknown and lost 4, lingering 150, stale and fatal
+// 1, stopped and stopping 3.
 func TestStatusCode(t *testing.T) {
 	t.Parallel()
-	st := func(s pidfile.State) multi.Status { return multi.Status{Info: pidfile.Info{State: s}} }
-	bad := multi.Status{Err: errors.New("boom")}
+	for _, st := range []multi.State{multi.StateUnknown, multi.StateLost, multi.StateStopping, multi.StateLingering,
+		multi.StateFatal, multi.StateRunning, multi.StateElsewhere, multi.StateStale, multi.StateStopped} {
+		if _, ok := stateColors[st]; !ok {
+			t.Errorf("%s has no colour", st)
+		}
+		if _, ok := stateCodes[st]; !ok {
+			t.Errorf("%s has no exit code", st)
+		}
+	}
+	st := func(ss ...multi.State) []multi.Status {
+		var out []multi.Status
+		for _, s := range ss {
+			out = append(out, multi.Status{State: s})
+		}
+		return out
+	}
 	tests := []struct {
 		sts  []multi.Status
 		want int
 	}{
 		{nil, exitOK},
-		{[]multi.Status{st(pidfile.Running), st(pidfile.Elsewhere)}, exitOK},
-		{[]multi.Status{st(pidfile.Running), st(pidfile.Absent)}, exitStopped},
-		{[]multi.Status{st(pidfile.Absent), st(pidfile.Stale), st(pidfile.Absent)}, exitFailed},
-		{[]multi.Status{st(pidfile.Stale), bad, st(pidfile.Absent)}, exitUnknown},
-		{[]multi.Status{bad, st(pidfile.Stale)}, exitUnknown},
+		{st(multi.StateRunning, multi.StateElsewhere), exitOK},
+		{st(multi.StateRunning, multi.StateStopped), exitStopped},
+		{st(multi.StateRunning, multi.StateStopping), exitStopped},
+		{st(multi.StateStopped, multi.StateStale, multi.StateStopped), exitFailed},
+		{st(multi.StateFatal, multi.StateStopped), exitFailed},
+		{st(multi.StateStale, multi.StateLingering, multi.StateFatal), exitLingering},
+		{st(multi.StateStale, multi.StateUnknown, multi.StateStopped), exitUnknown},
+		{st(multi.StateLingering, multi.StateLost), exitUnknown},
 	}
 	for i, tt := range tests {
 		if got := statusCode(tt.sts); got != tt.want {
@@ -155,8 +175,8 @@ func TestStatusTable(t *testing.T) {
 	var buf bytes.Buffer
 	o := &output{w: &buf, tty: true, color: true}
 	o.statusTable([]multi.Status{
-		{Node: nodes.Node{Name: "w1", PidFile: "/r/w1.pid", LogFile: "/r/w1.log"}, Info: pidfile.Info{State: pidfile.Stale}},
-		{Node: nodes.Node{Name: "web2", PidFile: "/r/web2.pid", LogFile: "/r/web2.log"}},
+		{Node: nodes.Node{Name: "w1", PidFile: "/r/w1.pid", LogFile: "/r/w1.log"}, State: multi.StateStale},
+		{Node: nodes.Node{Name: "web2", PidFile: "/r/web2.pid", LogFile: "/r/web2.log"}, State: multi.StateStopped},
 	}, "/elsewhere")
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 	if len(lines) != 3 || !strings.HasPrefix(lines[0], "NODE  ") || !strings.Contains(lines[0], "STATE") ||
@@ -177,8 +197,8 @@ func TestStatusTableFits(t *testing.T) {
 	o := &output{w: &buf, tty: true, color: true}
 	o.statusTable([]multi.Status{
 		{Node: nodes.Node{Name: "worker-one", PidFile: rundir + "/worker-one.pid", LogFile: rundir + "/worker-one.log"},
-			Info: pidfile.Info{State: pidfile.Running, PID: os.Getpid(), FilePID: 41}},
-		{Node: nodes.Node{Name: "w2", PidFile: far + "w2.pid", LogFile: far + "logs/w2.log"}},
+			State: multi.StateRunning, PID: os.Getpid(), FilePID: 41},
+		{Node: nodes.Node{Name: "w2", PidFile: far + "w2.pid", LogFile: far + "logs/w2.log"}, State: multi.StateStopped},
 	}, rundir)
 	out := buf.String()
 	checkFits80(t, out)
@@ -214,11 +234,11 @@ func TestStatusTableReadyFits(t *testing.T) {
 	o := &output{w: &buf, tty: true, color: true}
 	o.statusTable([]multi.Status{
 		{Node: nodes.Node{Name: "worker-number-one", PidFile: rundir + "/worker-number-one.pid", LogFile: rundir + "/worker-number-one.log"},
-			Info: pidfile.Info{State: pidfile.Running, PID: os.Getpid(), FilePID: os.Getpid()}, Ready: "ready", ReadyStatus: long},
+			State: multi.StateRunning, PID: os.Getpid(), FilePID: os.Getpid(), Ready: multi.Ready, ReadyStatus: long},
 		{Node: nodes.Node{Name: "w2", PidFile: rundir + "/w2.pid", LogFile: rundir + "/w2.log"},
-			Info: pidfile.Info{State: pidfile.Running, PID: os.Getpid(), FilePID: os.Getpid()}, Ready: "unready", ReadyStatus: "warming up"},
+			State: multi.StateRunning, PID: os.Getpid(), FilePID: os.Getpid(), Ready: multi.Unready, ReadyStatus: "warming up"},
 		{Node: nodes.Node{Name: "w3", PidFile: rundir + "/w3.pid", LogFile: rundir + "/w3.log"},
-			Info: pidfile.Info{State: pidfile.Stale}, Fatal: "multi run (pid 7) gave up on it: restarted 3 times within 1m0s (--max-restarts), and exited again (exit status 3)"},
+			State: multi.StateFatal, Fatal: "multi run (pid 7) gave up on it: restarted 3 times within 1m0s (--max-restarts), and exited again (exit status 3)"},
 	}, rundir)
 	out := buf.String()
 	checkFits80(t, out)
@@ -236,9 +256,9 @@ func TestStatusTableReadyFits(t *testing.T) {
 func TestForgetHint(t *testing.T) {
 	t.Parallel()
 	sts := []multi.Status{
-		{Node: nodes.Node{Name: "w1"}, Info: pidfile.Info{State: pidfile.Running}},
-		{Node: nodes.Node{Name: "w2"}},
-		{Node: nodes.Node{Name: "w3"}, Info: pidfile.Info{State: pidfile.Stale}},
+		{Node: nodes.Node{Name: "w1"}, State: multi.StateRunning},
+		{Node: nodes.Node{Name: "w2"}, State: multi.StateStopped},
+		{Node: nodes.Node{Name: "w3"}, State: multi.StateStale},
 	}
 	if got, want := forgetHint(sts, 80), "stopped nodes keep their records; to forget them: multi forget w2 w3"; got != want {
 		t.Errorf("hint %q; want %q", got, want)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
-	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // errUnknownNode: a name status was given has neither a record nor a
@@ -24,7 +23,7 @@ func markUnknown(sts []multi.Status, rundir string) {
 	read := false
 	for i := range sts {
 		s := &sts[i]
-		if s.Err != nil || s.Lost != nil || s.Stopping != 0 || s.State != pidfile.Absent {
+		if s.State != multi.StateStopped {
 			continue
 		}
 		if _, err := nodes.ReadRecord(rundir, s.Node.Name); !errors.Is(err, fs.ErrNotExist) {
@@ -42,7 +41,7 @@ func markUnknown(sts []multi.Status, rundir string) {
 		if near := closestNames(s.Node.Name, recorded); len(near) > 0 {
 			err = fmt.Errorf("%w; did you mean %s?", err, orList(near))
 		}
-		s.Err = &multi.NodeError{Node: s.Node.Name, Op: "status", Err: err}
+		s.State, s.Err = multi.StateUnknown, &multi.NodeError{Node: s.Node.Name, Op: "status", Err: err}
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
-	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/urfave/cli/v2"
 )
 
@@ -285,10 +284,10 @@ func (o *output) interrupted(c *cli.Context, cl *multi.Cluster, results []multi.
 	sts, _ := cl.Status(context.Background())
 	var running []string
 	for _, s := range sts {
-		switch {
-		case s.Err == nil && s.State == pidfile.Running:
+		switch s.State {
+		case multi.StateRunning:
 			running = append(running, fmt.Sprintf("%s (pid %d)", s.Node.Name, s.PID))
-		case s.Err == nil && s.State == pidfile.Elsewhere:
+		case multi.StateElsewhere:
 			running = append(running, s.Node.Name)
 		}
 	}

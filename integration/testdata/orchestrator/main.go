@@ -19,7 +19,6 @@ import (
 
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
-	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 func main() {
@@ -60,7 +59,7 @@ func run(rundir string) error {
 	}
 	fmt.Println("second start: already running, e.g.", ne.Node)
 
-	if err := expect(ctx, c, pidfile.Running, 20); err != nil {
+	if err := expect(ctx, c, multi.StateRunning, 20); err != nil {
 		return err
 	}
 
@@ -79,7 +78,7 @@ func run(rundir string) error {
 		}
 		fmt.Printf("%s: %s\n", r.Node.Name, r.Outcome)
 	}
-	if err := expect(ctx, c, pidfile.Running, 20); err != nil {
+	if err := expect(ctx, c, multi.StateRunning, 20); err != nil {
 		return err
 	}
 
@@ -99,7 +98,7 @@ func run(rundir string) error {
 		}
 		fmt.Printf("%s: sent %s\n", r.Node.Name, strings.TrimPrefix(unix.SignalName(r.Signal), "SIG"))
 	}
-	if err := expect(ctx, c, pidfile.Running, 20); err != nil {
+	if err := expect(ctx, c, multi.StateRunning, 20); err != nil {
 		return err
 	}
 	if _, err := c.Only("n1", "n99"); !errors.Is(err, multi.ErrUnknownNode) {
@@ -124,11 +123,11 @@ func run(rundir string) error {
 		}
 	}
 	fmt.Printf("stopwait: %d stopped\n", stopped)
-	return expect(ctx, c, pidfile.Absent, 20)
+	return expect(ctx, c, multi.StateStopped, 20)
 }
 
 // expect checks that want nodes are in state.
-func expect(ctx context.Context, c *multi.Cluster, state pidfile.State, want int) error {
+func expect(ctx context.Context, c *multi.Cluster, state multi.State, want int) error {
 	sts, err := c.Status(ctx)
 	if err != nil {
 		return err
