@@ -35,7 +35,7 @@ func (s *stopWaiter) treeLater(r *Result, since time.Time) {
 		// One tree looked at at a time: each look opens its folder, or
 		// looks at /proc, beside the waiter's descriptors.
 		s.treeMu.Lock()
-		s.c.treeGone(s.ctx, r, s.op, s.sig, s.expired, since)
+		s.c.treeGone(s.ctx, r, s.op, s.expired, since)
 		s.treeMu.Unlock()
 		s.final(r)
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/launch"
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/waiter"
 )
 
 // A call is one verb's work on a Cluster: the Cluster's nodes and
@@ -25,8 +26,8 @@ type call struct {
 	settle time.Duration
 	// clean: a start kills what is left of a node's last tree first.
 	clean bool
-	// stop is the StopOptions of the call.
-	stop StopOptions
+	// plan is how the call stops its nodes.
+	plan stopPlan
 	// rp is the reaper of the Run under way (see runStart), handed to
 	// every start; nil elsewhere.
 	rp *launch.Reaper
@@ -42,21 +43,42 @@ type call struct {
 	scanned   *procScan
 }
 
-// call returns the call a verb on c works on, with o for its stops.
-func (c *Cluster) call(o StopOptions) *call {
+// call returns the call a verb on c works on, stopping nodes as p says.
+func (c *Cluster) call(p stopPlan) *call {
 	settle := c.Settle
 	if settle == 0 {
 		settle = DefaultSettle
 	}
-	return &call{Cluster: c, settle: max(settle, 0), clean: c.Clean, stop: o}
+	return &call{Cluster: c, settle: max(settle, 0), clean: c.Clean, plan: p}
 }
 
-// signal is what the call's stop sends first.
-func (c *call) signal() syscall.Signal {
-	if c.stop.Signal == 0 {
-		return syscall.SIGTERM
+// A stopPlan is how one verb stops its nodes, worked out once from the
+// StopOptions it was given ([StopOptions.plan]); every step of the stop
+// reads it, and nothing else.
+type stopPlan struct {
+	sig       syscall.Signal // sent first
+	timeout   time.Duration  // if positive, SIGKILL to what is left after it
+	wait      waiter.Strategy
+	group     bool
+	lost      bool
+	signalled func(Result)
+}
+
+// plan is the stop o asks for: o.Signal (SIGTERM if 0) first, SIGKILL
+// after o.Timeout if positive.
+func (o StopOptions) plan() stopPlan {
+	sig := o.Signal
+	if sig == 0 {
+		sig = syscall.SIGTERM
 	}
-	return c.stop.Signal
+	return stopPlan{sig: sig, timeout: max(o.Timeout, 0), wait: o.Wait, group: o.Group, lost: o.Lost, signalled: o.Signalled}
+}
+
+// killPlan is the stop of Kill: SIGKILL at once.
+func (o StopOptions) killPlan() stopPlan {
+	p := o.plan()
+	p.sig, p.timeout = syscall.SIGKILL, 0
+	return p
 }
 
 func (c *call) rundir() string {

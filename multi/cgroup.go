@@ -141,8 +141,8 @@ func (c *call) startCgroup(cg cgroup.Containment, prev nodes.Node, hasPrev bool,
 // session, each member SIGKILLed after the timeout. Under KillMode
 // process there is nothing to do. since is a time r's lock holder was gone
 // by: a look at /proc begun then sees all its session has left.
-func (c *call) treeGone(ctx context.Context, r *Result, op string, sig syscall.Signal, expired <-chan struct{}, since time.Time) {
-	n := r.Node
+func (c *call) treeGone(ctx context.Context, r *Result, op string, expired <-chan struct{}, since time.Time) {
+	n, sig := r.Node, c.plan.sig
 	if n.Cgroup == "" && !inSession(n) || n.KillMode == cgroup.Process || r.HeldBy != 0 {
 		// A new instance of the node, started meanwhile, has its cgroup.
 		return
@@ -192,7 +192,7 @@ func (c *call) treeGone(ctx context.Context, r *Result, op string, sig syscall.S
 	if len(killed) > 0 && sig != syscall.SIGKILL {
 		r.Lingering = len(killed)
 		if r.KilledAfter == 0 {
-			r.KilledAfter = c.stop.Timeout
+			r.KilledAfter = c.plan.timeout
 		}
 		if r.Outcome == Stopped {
 			r.Outcome = KilledAfterTimeout

@@ -57,7 +57,7 @@ func TestHeldRecord(t *testing.T) {
 		if err := nodes.WriteRecordStarted(c.RunDir, n, tc.record); err != nil {
 			t.Fatal(err)
 		}
-		st, put := c.call(StopOptions{}).heldRecord(n, tc.prev, p)
+		st, put := c.call(StopOptions{}.plan()).heldRecord(n, tc.prev, p)
 		if st != tc.want || put != tc.wantPut {
 			t.Errorf("%s: %+v, %v; want %+v, %v", tc.name, st, put, tc.want, tc.wantPut)
 		}

@@ -61,7 +61,7 @@ func (c *call) signalRecorded(n nodes.Node, sig syscall.Signal, dirs *pidfile.Fo
 			return pidfile.Info{Path: n.PidFile}, nil, nil, err
 		}
 	}
-	info, h, pidfd, err := pin.SignalKeep(n.PidFile, 0, want, sig, c.stop.Group, true, dirs, keep)
+	info, h, pidfd, err := pin.SignalKeep(n.PidFile, 0, want, sig, c.plan.group, true, dirs, keep)
 	var he *pin.HolderError
 	if errors.As(err, &he) {
 		if again := c.recordedProcess(n); again != want {
@@ -73,7 +73,7 @@ func (c *call) signalRecorded(n nodes.Node, sig syscall.Signal, dirs *pidfile.Fo
 					return pidfile.Info{Path: n.PidFile}, nil, nil, err
 				}
 			}
-			info, h, pidfd, err = pin.SignalKeep(n.PidFile, 0, again, sig, c.stop.Group, true, dirs, keep)
+			info, h, pidfd, err = pin.SignalKeep(n.PidFile, 0, again, sig, c.plan.group, true, dirs, keep)
 		}
 	}
 	if errors.As(err, &he) {
@@ -86,7 +86,7 @@ func (c *call) signalRecorded(n nodes.Node, sig syscall.Signal, dirs *pidfile.Fo
 // process n's record names as the holder to be when the pidfile must be
 // opened again.
 func (c *call) killRecorded(n nodes.Node, t waiter.Target, sig syscall.Signal) error {
-	err := pin.KillHeld(t.Handle, t.Pidfd, t.Path, t.PID, c.recordedProcess(n), sig, c.stop.Group)
+	err := pin.KillHeld(t.Handle, t.Pidfd, t.Path, t.PID, c.recordedProcess(n), sig, c.plan.group)
 	var he *pin.HolderError
 	if errors.As(err, &he) {
 		he.Node = n.Name

@@ -72,8 +72,9 @@ func stoppingError(pid int) error {
 }
 
 // awaitLost waits for the lost process of r (signalled already) to exit,
-// with timeout as [StopOptions.Timeout]: then SIGKILL, and wait again.
-func (c *call) awaitLost(ctx context.Context, op string, r *Result, sig syscall.Signal, timeout time.Duration) {
+// with the plan's timeout: then SIGKILL, and wait again.
+func (c *call) awaitLost(ctx context.Context, op string, r *Result) {
+	sig, timeout := c.plan.sig, c.plan.timeout
 	wctx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 && sig != syscall.SIGKILL {
 		wctx, cancel = context.WithTimeout(ctx, timeout)
@@ -102,10 +103,10 @@ func (c *call) awaitLost(ctx context.Context, op string, r *Result, sig syscall.
 
 // lostOne deals with a node whose lock nobody holds but whose recorded
 // process may run (see [LostError]), and reports whether it did: without
-// c.stop.Lost it fails, its record and pidfile kept; with it, the process
+// c.plan.lost it fails, its record and pidfile kept; with it, the process
 // is signalled once pinned and checked, and r.lost names it.
 func (c *call) lostOne(r *Result, op string, sig syscall.Signal, info pidfile.Info) bool {
-	if !c.stop.Lost {
+	if !c.plan.lost {
 		// A process on its way out (even one still exiting after the
 		// wait) is not lost: there is nothing to signal.
 		lost, _ := c.lostProc(context.Background(), r.Node, info, pin.GoneWait)

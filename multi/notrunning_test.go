@@ -24,7 +24,7 @@ func TestNotRunningTakenMeanwhile(t *testing.T) {
 	defer l.Release()
 	c := &Cluster{RunDir: filepath.Dir(path)}
 	r := Result{Node: nodes.Node{Name: "w1", PidFile: path}}
-	c.call(StopOptions{}).notRunning(&r, "stop", pidfile.Info{Path: path, State: pidfile.Stale}, nil)
+	c.call(StopOptions{}.plan()).notRunning(&r, "stop", pidfile.Info{Path: path, State: pidfile.Stale}, nil)
 	if r.Err != nil || r.Outcome != NotRunning || r.PID != 0 || r.HeldBy != os.Getpid() {
 		t.Errorf("%s: err %v, outcome %d, pid %d, held by %d; want not running, pid 0, held by %d",
 			r.Node.Name, r.Err, r.Outcome, r.PID, r.HeldBy, os.Getpid())

@@ -28,7 +28,7 @@ func (c *call) restartEach(ctx context.Context, results []Result) {
 	// its settle window.
 	sem := make(chan struct{}, max(1, waiter.DescriptorBudget()/2/startFDs))
 	var starts sync.WaitGroup
-	c.stopWait(ctx, results, stopOpts{op: "restart", sig: c.signal(), timeout: c.stop.Timeout, was: was,
+	c.stopWait(ctx, results, stopOpts{op: "restart", was: was,
 		down: func(r *Result) {
 			i := index[r]
 			if r.Err != nil {
@@ -53,7 +53,7 @@ func (c *call) restartRolling(ctx context.Context, results []Result, k int) {
 	for lo := 0; lo < len(results); lo += k {
 		group := results[lo:min(lo+k, len(results))]
 		was := make([]bool, len(group))
-		c.stopWait(ctx, group, stopOpts{op: "restart", sig: c.signal(), timeout: c.stop.Timeout, was: was})
+		c.stopWait(ctx, group, stopOpts{op: "restart", was: was})
 		var wg sync.WaitGroup
 		for i := range group {
 			if group[i].Err != nil {

@@ -171,7 +171,7 @@ func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 	first, most := o.backoff()
 	code, why := supervise.Run(ctx, h, c.Nodes, supervise.Options{
 		OnExit: string(o.OnExit), Backoff: first, MaxBackoff: most,
-		Signal: h.v.signal(), Timeout: o.Stop.Timeout, Group: o.Stop.Group,
+		Signal: h.v.plan.sig, Timeout: h.v.plan.timeout, Group: h.v.plan.group,
 		RunDir: h.v.rundir(), ReadyFile: o.ReadyFile, NotifySocket: o.NotifySocket,
 		AllowShared: c.AllowSharedFolders, WaitForLock: o.WaitForLock,
 		MaxRestarts: o.MaxRestarts, RestartWindow: cmp.Or(o.RestartWindow, time.Minute), Health: o.Health,

@@ -25,7 +25,7 @@ type runHost struct {
 // newRunHost is the host of a run of c, stopping its nodes as o says,
 // with no settle window: the run watches its nodes for their whole life.
 func newRunHost(c *Cluster, o StopOptions) *runHost {
-	v := c.call(o)
+	v := c.call(o.plan())
 	v.settle = 0
 	h := &runHost{v: v, at: make(map[string]int, len(c.Nodes)), last: make([]Result, len(c.Nodes))}
 	for i, n := range c.Nodes {
@@ -104,7 +104,7 @@ func (h *runHost) StartAll(ctx context.Context, rp *launch.Reaper) []supervise.O
 // Start starts n again ("restarted", "took over"), handing rp to the
 // start; what the node's last run left is killed before it runs again.
 func (h *runHost) Start(ctx context.Context, rp *launch.Reaper, n nodes.Node, word string) supervise.Outcome {
-	c := h.v.Cluster.call(h.v.stop)
+	c := h.v.Cluster.call(h.v.plan)
 	c.settle, c.rp, c.clean = 0, rp, true
 	res := []Result{{Node: n}}
 	c.startAll(ctx, res, func(int) (string, bool) { return word, true })
@@ -128,7 +128,7 @@ func (h *runHost) StopWait(ctx context.Context, ns []nodes.Node) []supervise.Out
 		}
 		results[i].Node = n
 	}
-	c.stopWait(ctx, results, stopOpts{op: "stopwait", sig: c.signal(), timeout: c.stop.Timeout, report: true})
+	c.stopWait(ctx, results, stopOpts{op: "stopwait", report: true})
 	c.closeKept(ns)
 	for _, r := range results {
 		h.keep(r)

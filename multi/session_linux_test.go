@@ -140,7 +140,7 @@ func TestSessionStranger(t *testing.T) {
 				t.Errorf("%+v, %v; want nothing done", rs[0], err)
 			}
 		}
-		if _, _, err := c.call(StopOptions{}).startCgroup(cgroup.Containment{Mode: cgroup.Session}, c.Nodes[0], true, c.Nodes[0], false); err != nil {
+		if _, _, err := c.call(StopOptions{}.plan()).startCgroup(cgroup.Containment{Mode: cgroup.Session}, c.Nodes[0], true, c.Nodes[0], false); err != nil {
 			t.Errorf("start refused beside a stranger's session: %v", err)
 		}
 		for _, p := range stranger {

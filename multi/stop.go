@@ -19,9 +19,7 @@ import (
 
 // stopOpts says what one stopWait does.
 type stopOpts struct {
-	op      string         // the verb, for errors: "stopwait", "kill", "restart"
-	sig     syscall.Signal // sent first
-	timeout time.Duration  // if positive, SIGKILL those still running after it
+	op string // the verb, for errors: "stopwait", "kill", "restart"
 	// was, if not nil, is set for each node that was running.
 	was []bool
 	// report hands each result to c.Progress once final; restart reports
@@ -82,7 +80,7 @@ func (c *call) stopWait(ctx context.Context, results []Result, o stopOpts) {
 	}
 	waited := make(chan waitEnd, 1)
 	go func() {
-		left, err := waiter.WaitEach(wctx, in, s.c.stop.Wait, s.done(false))
+		left, err := waiter.WaitEach(wctx, in, s.c.plan.wait, s.done(false))
 		waited <- waitEnd{left, err}
 	}()
 	for i := range results {
@@ -93,17 +91,17 @@ func (c *call) stopWait(ctx context.Context, results []Result, o stopOpts) {
 			s.final(r)
 			continue
 		}
-		c.signalTree(r, o.op, o.sig)
+		c.signalTree(r, o.op, c.plan.sig)
 		if o.was != nil {
 			o.was[i] = true
 		}
-		if c.stop.Signalled != nil {
-			c.stop.Signalled(*r)
+		if c.plan.signalled != nil {
+			c.plan.signalled(*r)
 		}
 		if r.lost.PID != 0 {
 			closeTarget(waiter.Target{Handle: h, Pidfd: pidfd})
 			lostWait.Go(func() {
-				c.awaitLost(ctx, o.op, r, o.sig, o.timeout)
+				c.awaitLost(ctx, o.op, r)
 				s.final(r)
 			})
 			continue
@@ -124,8 +122,8 @@ func (c *call) stopWait(ctx context.Context, results []Result, o stopOpts) {
 	s.after.widen()
 	// The timeout runs from the last signal, as it did when the wait
 	// began only then: every node has at least that long.
-	if s.timeout > 0 {
-		defer time.AfterFunc(s.timeout, func() { close(s.expired); cancel() }).Stop()
+	if timeout := c.plan.timeout; timeout > 0 {
+		defer time.AfterFunc(timeout, func() { close(s.expired); cancel() }).Stop()
 	}
 	defer s.trees.Wait() // before the timer stops: they wait for it
 	defer s.after.wait() // before the trees: it starts them
@@ -138,14 +136,14 @@ func (c *call) stopWait(ctx context.Context, results []Result, o stopOpts) {
 	if end.err == nil {
 		return
 	}
-	if ctx.Err() != nil || s.sig == syscall.SIGKILL {
+	if ctx.Err() != nil || c.plan.sig == syscall.SIGKILL {
 		for _, t := range left {
 			closeTarget(t)
 		}
 		s.giveUp(ctx.Err())
 		return
 	}
-	if err := waiter.WaitAll(ctx, s.escalate(left), s.c.stop.Wait, s.done(true)); err != nil {
+	if err := waiter.WaitAll(ctx, s.escalate(left), s.c.plan.wait, s.done(true)); err != nil {
 		s.giveUp(err)
 	}
 }
@@ -203,11 +201,11 @@ func (s *stopWaiter) signal(ctx context.Context, r *Result) (bool, *pidfile.Hand
 		r.fail(s.op, err)
 		return false, nil, nil
 	}
-	if pin.IsStopSignal(s.sig) {
-		r.fail(s.op, fmt.Errorf("%w (%s)", errStopSignal, pin.SignalName(s.sig)))
+	if sig := s.c.plan.sig; pin.IsStopSignal(sig) {
+		r.fail(s.op, fmt.Errorf("%w (%s)", errStopSignal, pin.SignalName(sig)))
 		return false, nil, nil
 	}
-	ok, h, pidfd := s.c.signalOne(r, s.op, s.sig, s.dirs, s.tags, s.keep > 0)
+	ok, h, pidfd := s.c.signalOne(r, s.op, s.c.plan.sig, s.dirs, s.tags, s.keep > 0)
 	if h != nil {
 		s.keep--
 	}
@@ -263,7 +261,7 @@ func (s *stopWaiter) done(killed bool) func(waiter.Target, error) {
 // stoppedOn is Set.stoppedOn for r, its pidfile removed through h (if not
 // nil); killed: r's node was SIGKILLed after the timeout.
 func (s *stopWaiter) stoppedOn(r *Result, h *pidfile.Handle, killed bool) {
-	s.c.stoppedOn(r, s.op, s.sig, h)
+	s.c.stoppedOn(r, s.op, s.c.plan.sig, h)
 	if killed && r.Err == nil {
 		r.Outcome = KilledAfterTimeout
 	}
@@ -288,7 +286,7 @@ func (s *stopWaiter) escalate(left []waiter.Target) []waiter.Target {
 			s.final(r)
 			continue
 		}
-		r.KilledAfter = s.timeout
+		r.KilledAfter = s.c.plan.timeout
 		again = append(again, t)
 	}
 	return again

@@ -19,7 +19,7 @@ import (
 // ([ErrDuplicateNode]), or a record too large
 // ([nodes.ErrRecordTooLarge]), fail the whole set before anything starts.
 func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
-	v := c.call(StopOptions{})
+	v := c.call(StopOptions{}.plan())
 	results := v.results()
 	if !v.checkDistinct("start", results) || !v.checkFiles("start", results) || !v.checkRecords("start", results) || !v.makeRunDir("start", results) {
 		return results, joinErrs(results)
@@ -32,12 +32,12 @@ func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
 // A stale pidfile is removed, never signalled; a node not running is not
 // an error (NotRunning, or StaleRemoved), here as in StopWait and Kill.
 func (c *Cluster) Stop(ctx context.Context, o StopOptions) ([]Result, error) {
-	v := c.call(o)
+	v := c.call(o.plan())
 	results := v.treeResults()
 	if !v.checkDistinct("stop", results) {
 		return results, joinErrs(results) // a node twice would be signalled twice
 	}
-	sig := v.signal()
+	sig := v.plan.sig
 	dirs := pidfile.NewFolders()
 	defer dirs.Close()
 	for i := range results {
@@ -61,9 +61,9 @@ func (c *Cluster) Stop(ctx context.Context, o StopOptions) ([]Result, error) {
 // for again. If ctx ends the wait, the nodes still running fail with ctx's
 // error.
 func (c *Cluster) StopWait(ctx context.Context, o StopOptions) ([]Result, error) {
-	v := c.call(o)
+	v := c.call(o.plan())
 	results := v.treeResults()
-	v.stopWait(ctx, results, stopOpts{op: "stopwait", sig: v.signal(), timeout: o.Timeout, report: true})
+	v.stopWait(ctx, results, stopOpts{op: "stopwait", report: true})
 	return results, joinErrs(results)
 }
 
@@ -71,9 +71,9 @@ func (c *Cluster) StopWait(ctx context.Context, o StopOptions) ([]Result, error)
 // released, and removes the pidfiles. Of o, Kill reads Wait, Group, Lost
 // and Signalled.
 func (c *Cluster) Kill(ctx context.Context, o StopOptions) ([]Result, error) {
-	v := c.call(o)
+	v := c.call(o.killPlan())
 	results := v.treeResults()
-	v.stopWait(ctx, results, stopOpts{op: "kill", sig: syscall.SIGKILL, report: true})
+	v.stopWait(ctx, results, stopOpts{op: "kill", report: true})
 	return results, joinErrs(results)
 }
 
@@ -82,7 +82,8 @@ func (c *Cluster) Kill(ctx context.Context, o StopOptions) ([]Result, error) {
 // reads Group and Lost. A node's result is Signalled; one not running is
 // reported so, its stale pidfile removed, and is not an error.
 func (c *Cluster) Send(ctx context.Context, sig syscall.Signal, o StopOptions) ([]Result, error) {
-	v := c.call(o)
+	v := c.call(o.plan())
+	v.plan.sig = sig
 	results := v.treeResults()
 	if !v.checkDistinct("signal", results) {
 		return results, joinErrs(results) // a node twice would be signalled twice
@@ -113,7 +114,7 @@ func (c *Cluster) Send(ctx context.Context, sig syscall.Signal, o StopOptions) (
 // come up again halts the roll. The nodes get c.Env and their own
 // recorded [nodes.Node.Env] entries.
 func (c *Cluster) Restart(ctx context.Context, o RestartOptions) ([]Result, error) {
-	v := c.call(o.Stop)
+	v := c.call(o.Stop.plan())
 	results := v.treeResults()
 	if !v.checkDistinct("restart", results) || !v.checkFiles("restart", results) || !v.checkRecords("restart", results) || !v.makeRunDir("restart", results) {
 		// Nothing could be started again: nothing is stopped either.
@@ -158,7 +159,7 @@ func (c *Cluster) Restart(ctx context.Context, o RestartOptions) ([]Result, erro
 // than stale. The error joins the Errs of the nodes whose state is
 // unknown.
 func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
-	v := c.call(StopOptions{})
+	v := c.call(StopOptions{}.plan())
 	if c.AllowSharedFolders {
 		// The nodes' folders (a file: check's among them), as the other
 		// verbs accept them; not the rundir, whose records status reads.
