@@ -15,6 +15,7 @@ import (
 
 	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/testutil"
+	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -168,11 +169,7 @@ exec "$MULTI" run w1 w2 --pidfile="$WORK/%n.pid" --timeout=2s --ready-file="$WOR
 	if err != nil {
 		t.Fatalf("status --json in the namespaces: %v\n%s", err, out)
 	}
-	var status []struct {
-		Name        string `json:"name"`
-		Containment string `json:"containment"`
-		Procs       int    `json:"procs"`
-	}
+	var status []multi.Status
 	if err := json.Unmarshal(out, &status); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, out)
 	}
@@ -180,8 +177,8 @@ exec "$MULTI" run w1 w2 --pidfile="$WORK/%n.pid" --timeout=2s --ready-file="$WOR
 		t.Fatalf("status --json: %s; want 2 nodes", out)
 	}
 	for _, s := range status {
-		if want := len(cgroupProcs(t, filepath.Join(parent, s.Name))); s.Containment != "cgroup" || s.Procs != want {
-			t.Errorf("status of %q: containment %q, %d processes; want cgroup, %d\n%s", s.Name, s.Containment, s.Procs, want, out)
+		if want := len(cgroupProcs(t, filepath.Join(parent, s.Node.Name))); s.Tree.Containment != multi.InCgroup || s.Tree.Procs != want {
+			t.Errorf("status of %q: containment %q, %d processes; want cgroup, %d\n%s", s.Node.Name, s.Tree.Containment, s.Tree.Procs, want, out)
 		}
 	}
 	if got := marked(mark); len(got) != 1 {

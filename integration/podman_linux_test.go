@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/multi-launcher/multi/multi"
 )
 
 // podmanGlobal are the flags every podman command needs on a machine with
@@ -163,13 +165,9 @@ func TestPodman(t *testing.T) {
 }
 
 // nodeState is a node as multi status --json shows it.
-type nodeState struct {
-	Name  string `json:"name"`
-	State string `json:"state"`
-	PID   int    `json:"pid"`
-}
+type nodeState struct{ multi.Status }
 
-func (n nodeState) running() bool { return n.State == "running" && n.PID > 1 }
+func (n nodeState) running() bool { return n.State == multi.StateRunning && n.PID > 1 }
 
 // containerNodes asks multi status inside the container until ok says the
 // nodes are as wanted, for up to a minute, and returns them.
@@ -190,7 +188,7 @@ func containerNodes(t *testing.T, name string, ok func(map[string]nodeState) boo
 		}
 		st := map[string]nodeState{}
 		for _, s := range sts {
-			st[s.Name] = s
+			st[s.Node.Name] = s
 		}
 		if ok(st) {
 			return st

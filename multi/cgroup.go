@@ -216,7 +216,7 @@ func (c *call) removeCgroup(r *Result, leaveParent bool) {
 		remove = cgroup.RemoveNode
 	}
 	if err := remove(n.Cgroup, c.rundir(), n.Name); err != nil {
-		r.recordErr(err)
+		r.treeErr(err)
 	}
 }
 
@@ -355,7 +355,7 @@ func (c *call) treeEmpty(r *Result, dirs *cgroup.Parents) bool {
 		return false // treeGone waits, kills and says why
 	}
 	if err != nil {
-		r.recordErr(err)
+		r.treeErr(err)
 	}
 	return true
 }

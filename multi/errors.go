@@ -22,6 +22,8 @@ var (
 	ErrExitedAtOnce         = launch.ErrExitedAtOnce                       // the command exited before it was seen holding its lock
 	ErrTaskLimit            = launch.ErrTaskLimit                          // no process or thread could be made (RLIMIT_NPROC, pids.max)
 	ErrHolderMismatch       = pin.ErrHolderMismatch                        // the lock holder is not the process the record names: not signalled
+	ErrOwnNode              = pin.ErrOwnNode                               // the node's lock is held by the calling process itself: not signalled
+	ErrNotifySocketGone     = ready.ErrSocketGone                          // start: the node's notify socket was removed before it said READY=1
 	ErrLost                 = errors.New("lost")                           // the process the record names runs without its lock (see [LostError])
 	ErrNotReady             = ready.ErrNotReady                            // start: the node exited, or was stopped, before it passed its readiness check
 	// ErrDuplicateNode: two nodes of one Cluster share a name or a

@@ -188,10 +188,10 @@ func TestStartAlreadyRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// An outcome, not a failure: no error, as an init script has it.
 	res, err := c.Start(t.Context())
-	var ne *multi.NodeError
-	if !errors.Is(err, multi.ErrAlreadyRunning) || !errors.As(err, &ne) || ne.Node != "w1" || ne.Op != "start" {
-		t.Fatalf("second Start: %v; want a NodeError matching ErrAlreadyRunning", err)
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("second Start: %v, %v; want no error", err, res[0].Err)
 	}
 	if res[0].PID != first[0].PID || res[0].Outcome != multi.AlreadyRunning || holderOf(t, c.Nodes[0]) != first[0].PID {
 		t.Errorf("second start: %+v; the first instance (pid %d) must be the only one", res[0], first[0].PID)

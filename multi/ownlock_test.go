@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/multi-launcher/multi/internal/launch"
-	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -47,7 +46,7 @@ func TestVerbsOnOwnNode(t *testing.T) {
 	want := fmt.Sprintf("running %d <nil>", me)
 	for _, v := range verbs {
 		res, err := v.f(t.Context())
-		if !errors.Is(err, pin.ErrOwnNode) || res[0].PID != me || res[0].Outcome != multi.Failed {
+		if !errors.Is(err, multi.ErrOwnNode) || res[0].PID != me || res[0].Outcome != multi.Failed {
 			t.Errorf("%s: %v, %+v; want ErrOwnNode naming pid %d", v.name, err, res[0], me)
 		}
 		if got := testutil.SeenFromChild(t, n.PidFile); got != want {

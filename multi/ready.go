@@ -53,7 +53,14 @@ func (c *call) readyWait(ctx context.Context, results []Result, ss []*started) f
 	var wg sync.WaitGroup
 	for i, s := range ss {
 		if s != nil && results[i].Node.Ready.Kind != "" {
-			wg.Go(func() { s.readyErr = c.awaitReady(ctx, results[i].Node, s) })
+			wg.Go(func() {
+				s.readyErr = c.awaitReady(ctx, results[i].Node, s)
+				// Under a run, whose stop cut it short, the run stops the
+				// node as it stops the others.
+				if s.readyErr == nil && !s.checked && ctx.Err() != nil && c.rp == nil {
+					s.cut = fmt.Errorf("its readiness check (%s) not passed yet: %w; left running (pid %d)", results[i].Node.Ready, ctx.Err(), s.child.PID())
+				}
+			})
 		}
 	}
 	return wg.Wait

@@ -8,9 +8,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/launch"
 	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/nodes"
-	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // A Result is what a verb did to one node: its Outcome and the facts that
@@ -60,13 +60,25 @@ type Result struct {
 	// those of a node whose lock was free (its master gone, its children
 	// left), or those left after the timeout (KilledAfter).
 	Lingering int
-	// Exit, if not nil, is how the node's process ended, as [Cluster.Run]
-	// saw it end on its own: Outcome Failed, or Stopped when the node was
-	// stopped from another shell.
+	// Exit, if not nil, is how the node's process ended: a start that
+	// saw it exit ([ErrExitedAtOnce], [ErrNotReady]), or [Cluster.Run]
+	// seeing it end on its own (Failed) or stopped from another shell
+	// (Stopped).
 	Exit *ExitStatus
+	// Ready, for a node with a readiness check that a start or restart
+	// started, is what the start saw of it: Ready, Unready (it failed),
+	// or Starting (the wait was cut short, the node left running).
+	Ready Readiness
+	// Containment, for a node a start or restart started, is what holds
+	// its tree.
+	Containment Containment
 	// RecordErr, if not nil, says the node's record could not be written
 	// or put back, although the verb did its job.
 	RecordErr error
+	// TreeErr, if not nil, says what of the node's tree could not be
+	// cleaned up (its cgroup folder not removed, processes left in it),
+	// although the verb did its job.
+	TreeErr error
 	// Err is non-nil when the verb failed on this node: a [*NodeError].
 	Err error
 	// Elapsed is how long the verb took on this node, from the verb's
@@ -117,7 +129,10 @@ type resultJSON struct {
 	Lost        bool        `json:"lost,omitempty"`
 	Lingering   int         `json:"lingering,omitempty"`
 	Exit        *ExitStatus `json:"exit,omitempty"`
+	Ready       Readiness   `json:"ready,omitempty"`
+	Containment Containment `json:"containment,omitempty"`
 	RecordErr   string      `json:"record_error,omitempty"`
+	TreeErr     string      `json:"tree_error,omitempty"`
 	Err         string      `json:"error,omitempty"`
 	Elapsed     string      `json:"elapsed"`
 }
@@ -129,8 +144,8 @@ func (r Result) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(resultJSON{Node: r.Node, Outcome: r.Outcome, PID: r.PID, Signal: signalText(r.Signal),
 		KilledAfter: durationText(r.KilledAfter), OldPID: r.OldPID, FilePID: r.FilePID, HeldBy: r.HeldBy,
-		TookOver: r.TookOver, Lost: r.Lost, Lingering: r.Lingering, Exit: r.Exit,
-		RecordErr: errText(r.RecordErr), Err: errText(r.Err), Elapsed: r.Elapsed.String()})
+		TookOver: r.TookOver, Lost: r.Lost, Lingering: r.Lingering, Exit: r.Exit, Ready: r.Ready, Containment: r.Containment,
+		RecordErr: errText(r.RecordErr), TreeErr: errText(r.TreeErr), Err: errText(r.Err), Elapsed: r.Elapsed.String()})
 }
 
 // UnmarshalJSON decodes what MarshalJSON encodes. The errors come back
@@ -154,7 +169,7 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	}
 	*r = Result{Node: j.Node, Outcome: j.Outcome, PID: j.PID, Signal: sig, KilledAfter: killedAfter, OldPID: j.OldPID,
 		FilePID: j.FilePID, HeldBy: j.HeldBy, TookOver: j.TookOver, Lost: j.Lost, Lingering: j.Lingering, Exit: j.Exit,
-		RecordErr: textErr(j.RecordErr), Err: textErr(j.Err), Elapsed: elapsed}
+		Ready: j.Ready, Containment: j.Containment, RecordErr: textErr(j.RecordErr), TreeErr: textErr(j.TreeErr), Err: textErr(j.Err), Elapsed: elapsed}
 	return nil
 }
 
@@ -220,8 +235,8 @@ func parseDurationText(s string) (time.Duration, error) {
 // An Outcome is what a verb did to one node ([Result.Outcome]).
 type Outcome int
 
-// The outcomes. AlreadyRunning, Lost and Failed come with [Result.Err]
-// set; the others without.
+// The outcomes. Lost and Failed come with [Result.Err] set; the others
+// without.
 const (
 	// NoOutcome: the verb has not reached the node.
 	NoOutcome Outcome = iota
@@ -230,8 +245,9 @@ const (
 	// Restarted: restart started again a node it had stopped (PID; the
 	// stopped process is OldPID).
 	Restarted
-	// AlreadyRunning: start found the node running (PID); not a failure
-	// for an init script, but Err matches [ErrAlreadyRunning].
+	// AlreadyRunning: start found the node running (PID) and left it be:
+	// not a failure, as for an init script (Err is nil; a caller that
+	// wants it to be one tests Outcome).
 	AlreadyRunning
 	// Signalled: Stop or Send sent its Signal to the node (PID) and did
 	// not wait.
@@ -311,23 +327,36 @@ func joinErrs(results []Result) error {
 }
 
 // recordErr adds err, about the node's record, to r's.
-func (r *Result) recordErr(err error) {
-	if r.RecordErr != nil {
-		err = fmt.Errorf("%w; %w", r.RecordErr, err)
+func (r *Result) recordErr(err error) { r.RecordErr = addErr(r.RecordErr, err) }
+
+// treeErr adds err, about the node's tree, to r's.
+func (r *Result) treeErr(err error) { r.TreeErr = addErr(r.TreeErr, err) }
+
+// addErr is err after was, if any.
+func addErr(was, err error) error {
+	if was != nil {
+		return fmt.Errorf("%w; %w", was, err)
 	}
-	r.RecordErr = err
+	return err
 }
 
+// fail makes r a failure of op on its node (Lost for a lost node),
+// with how its process ended where err says.
 func (r *Result) fail(op string, err error) {
 	r.Err = &NodeError{Node: r.Node.Name, Op: op, Err: err}
-	switch {
-	case errors.Is(err, pidfile.ErrAlreadyRunning):
-		r.Outcome = AlreadyRunning
-	case errors.Is(err, ErrLost):
+	r.Outcome = Failed
+	if errors.Is(err, ErrLost) {
 		r.Outcome = Lost
-	default:
-		r.Outcome = Failed
 	}
+	var ee *launch.ExitError
+	if errors.As(err, &ee) {
+		r.Exit = exitStatus(ee.Status)
+	}
+}
+
+// alreadyRunning makes r a start that found its node running, pid.
+func (r *Result) alreadyRunning(pid int) {
+	r.Outcome, r.PID, r.Err = AlreadyRunning, pid, nil
 }
 
 // stamp sets r.Elapsed once, when r is final.

@@ -64,7 +64,8 @@ func TestResultJSON(t *testing.T) {
 	for o := multi.NoOutcome; o <= multi.Failed; o++ {
 		r := multi.Result{Node: schemaNode, Outcome: o, PID: 100 + int(o), Signal: syscall.SIGTERM, KilledAfter: 2 * time.Second,
 			OldPID: 99, FilePID: -1, HeldBy: 98, TookOver: true, Lost: true, Lingering: 2, Exit: &multi.ExitStatus{Code: -1, Signal: syscall.SIGKILL},
-			RecordErr: errors.New("could not record the node's process: disk full"), Elapsed: 1500 * time.Millisecond}
+			Ready: multi.Unready, Containment: multi.InCgroup, RecordErr: errors.New("could not record the node's process: disk full"),
+			TreeErr: errors.New("cgroup /sys/fs/cgroup/multi.1/w1: 1 process left; not removed"), Elapsed: 1500 * time.Millisecond}
 		if o == multi.AlreadyRunning || o == multi.Lost || o == multi.Failed {
 			r.Err = &multi.NodeError{Node: "w1", Op: "start", Err: errors.New("boom")}
 		}
@@ -80,10 +81,10 @@ func TestResultJSON(t *testing.T) {
 	}
 	for i := range in {
 		want, got := in[i], out[i]
-		if errText(got.Err) != errText(want.Err) || errText(got.RecordErr) != errText(want.RecordErr) {
-			t.Errorf("%s: errors %v, %v; want %v, %v", want.Outcome, got.Err, got.RecordErr, want.Err, want.RecordErr)
+		if errText(got.Err) != errText(want.Err) || errText(got.RecordErr) != errText(want.RecordErr) || errText(got.TreeErr) != errText(want.TreeErr) {
+			t.Errorf("%s: errors %v, %v, %v; want %v, %v, %v", want.Outcome, got.Err, got.RecordErr, got.TreeErr, want.Err, want.RecordErr, want.TreeErr)
 		}
-		want.Err, want.RecordErr, got.Err, got.RecordErr = nil, nil, nil, nil
+		want.Err, want.RecordErr, want.TreeErr, got.Err, got.RecordErr, got.TreeErr = nil, nil, nil, nil, nil, nil
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: back from JSON as\n%+v; want\n%+v", want.Outcome, got, want)
 		}

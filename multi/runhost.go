@@ -10,6 +10,7 @@ import (
 	"github.com/multi-launcher/multi/internal/launch"
 	"github.com/multi-launcher/multi/internal/supervise"
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // A runHost does to the nodes of a Run what the supervisor asks, with
@@ -43,7 +44,7 @@ func (h *runHost) keep(r Result) supervise.Outcome {
 		h.last[i] = r
 	}
 	h.mu.Unlock()
-	return supervise.Outcome{PID: r.PID, Err: r.Err}
+	return outcome(r)
 }
 
 // keepAll is keep of each of rs, which are of the Cluster's nodes, in
@@ -59,9 +60,20 @@ func (h *runHost) keepAll(rs []Result) []supervise.Outcome {
 func outcomes(rs []Result) []supervise.Outcome {
 	out := make([]supervise.Outcome, len(rs))
 	for i, r := range rs {
-		out[i] = supervise.Outcome{PID: r.PID, Err: r.Err}
+		out[i] = outcome(r)
 	}
 	return out
+}
+
+// outcome is what the supervisor reads of r. A node found running is a
+// failure of the run (or, --wait-for-lock, one it stands by for): its
+// node is not the run's.
+func outcome(r Result) supervise.Outcome {
+	err := r.Err
+	if r.Outcome == AlreadyRunning {
+		err = &NodeError{Node: r.Node.Name, Op: "start", Err: &pidfile.HeldError{Path: r.Node.PidFile, PID: r.PID}}
+	}
+	return supervise.Outcome{PID: r.PID, Err: err}
 }
 
 // results are the nodes' last results, in the Cluster's order.

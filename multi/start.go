@@ -129,9 +129,11 @@ type started struct {
 	child *launch.Child
 	undo  func() // puts back the record there was before
 	// notify is the node's notify socket (--ready=notify), readyErr why
-	// its readiness check did not pass.
+	// its readiness check did not pass, cut why the wait for it was cut
+	// short (the node is left running).
 	notify   *ready.Notify
 	readyErr error
+	cut      error
 	checked  bool          // its lock confirmed once it was ready
 	letGo    bool          // and let go then (a detached start)
 	mine     nodes.Started // its process, as recorded (zero if not)
@@ -144,11 +146,27 @@ func (c *call) finishStart(r *Result, s *started, verb string) {
 	if s.notify != nil && (c.rp == nil || s.readyErr != nil || !s.checked) {
 		s.notify.Close()
 	}
+	r.PID = ch.PID()
+	r.Containment = InSession
+	if r.Node.Cgroup != "" {
+		r.Containment = InCgroup
+	}
 	if s.readyErr != nil {
 		s.undo()
 		dropCgroup(c.rundir(), r.Node)
 		r.fail("start", s.readyErr)
+		r.Ready = Unready
 		return
+	}
+	if s.cut != nil {
+		// It runs, recorded: a stop finds it.
+		ch.LetGo(c.Detach)
+		r.fail("start", s.cut)
+		r.Ready = Starting
+		return
+	}
+	if r.Node.Ready.Kind != "" {
+		r.Ready = Ready
 	}
 	if !s.checked && (c.settle > 0 || r.Node.Ready.Kind != "") {
 		if err := ch.Recheck(); err != nil {
@@ -164,7 +182,6 @@ func (c *call) finishStart(r *Result, s *started, verb string) {
 	if s.notify != nil && c.rp != nil && s.checked {
 		c.keepNotify(r.Node, s)
 	}
-	r.PID = ch.PID()
 	r.Outcome = Started
 	switch verb {
 	case "restarted":
@@ -245,7 +262,7 @@ func (c *call) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *
 				return nil
 			}
 		}
-		r.fail("start", held)
+		r.alreadyRunning(held.PID)
 		return nil
 	}
 	if pid := c.supervisor(n.Name); pid != 0 {
@@ -339,8 +356,7 @@ func (c *call) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *
 				restore()
 			}
 		}
-		r.PID = held.PID
-		r.fail("start", held)
+		r.alreadyRunning(held.PID)
 		return nil
 	}
 	if err != nil {

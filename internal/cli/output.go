@@ -80,7 +80,7 @@ func (o *output) result(r multi.Result) {
 		}
 		fmt.Fprintf(o.errw, "%s: warning: %s\n", r.Node.Name, nodes.Printable(w))
 	}
-	failed := r.Err != nil && !errors.Is(r.Err, multi.ErrAlreadyRunning)
+	failed := r.Err != nil
 	if o.quiet && !failed {
 		return
 	}
@@ -120,7 +120,7 @@ func (o *output) resultLine(r multi.Result, failed bool) string {
 		if r.PID > 0 {
 			return o.paint(yellow, fmt.Sprintf("already running (pid %d)", r.PID))
 		}
-		return o.paint(yellow, nodes.Printable(cause(r.Err)))
+		return o.paint(yellow, "already running (lock held by a process in another pid namespace)")
 	case failed:
 		return o.paint(red, "FAILED") + ": " + nodes.Printable(cause(r.Err))
 	case r.Outcome == multi.NotRunning && r.HeldBy != 0:

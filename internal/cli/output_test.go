@@ -91,7 +91,7 @@ func TestResultLine(t *testing.T) {
 	// The words and their colour follow the Outcome and the fields.
 	started := multi.Result{Node: n, Outcome: multi.Started, PID: 42}
 	failed := multi.Result{Node: n, Outcome: multi.Failed, Err: &multi.NodeError{Node: "w1", Op: "start", Err: errors.New("boom")}}
-	already := multi.Result{Node: n, Outcome: multi.AlreadyRunning, PID: 42, Err: fmt.Errorf("w1: %w", multi.ErrAlreadyRunning)}
+	already := multi.Result{Node: n, Outcome: multi.AlreadyRunning, PID: 42}
 	down := multi.Result{Node: n, Outcome: multi.NotRunning}
 	taken := multi.Result{Node: n, Outcome: multi.NotRunning, HeldBy: 43}
 	stale := multi.Result{Node: n, Outcome: multi.StaleRemoved}

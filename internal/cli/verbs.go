@@ -140,7 +140,7 @@ func (v lifecycle) run(c *cli.Context, a *call) (int, error) {
 		return exitOK, nil // Run exits as the signal says
 	}
 	o.results(results)
-	if err != nil && !onlyAlreadyRunning(results) {
+	if err != nil {
 		return exitFailed, nil
 	}
 	return exitOK, nil
@@ -296,13 +296,4 @@ func (o *output) interrupted(c *cli.Context, cl *multi.Cluster, results []multi.
 		msg = "left as they are, still running: " + strings.Join(running, ", ")
 	}
 	fmt.Fprintf(o.errw, "multi %s: interrupted; %s\n", c.Command.Name, msg)
-}
-
-func onlyAlreadyRunning(results []multi.Result) bool {
-	for _, r := range results {
-		if r.Err != nil && !errors.Is(r.Err, multi.ErrAlreadyRunning) {
-			return false
-		}
-	}
-	return true
 }

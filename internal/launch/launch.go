@@ -34,12 +34,21 @@ import (
 
 var (
 	// ErrCommandNotFound: the node's program does not exist (not in $PATH,
-	// or no such file).
-	ErrCommandNotFound = errors.New("command not found")
+	// or no such file). It matches exec.ErrNotFound too.
+	ErrCommandNotFound error = notFound{}
 	// ErrCommandNotExecutable: the node's program exists but cannot be
 	// executed (no permission, not a program).
 	ErrCommandNotExecutable = errors.New("command not executable")
 )
+
+// notFound is ErrCommandNotFound: its own value, which errors.Is also
+// takes for exec.ErrNotFound, as os/exec's callers test it.
+type notFound struct{}
+
+func (notFound) Error() string { return "command not found" }
+
+// Is makes errors.Is(err, exec.ErrNotFound) true.
+func (notFound) Is(target error) bool { return target == exec.ErrNotFound }
 
 // An ExitError is a node's process that ended, with how.
 type ExitError struct {

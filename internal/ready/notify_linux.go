@@ -77,10 +77,16 @@ func (n *Notify) Env() string { return "NOTIFY_SOCKET=" + filepath.Join(n.dir, n
 func (n *Notify) Wake() <-chan struct{} { return n.wake }
 
 // State is what the node has said: READY=1 seen, its last STATUS=, and
-// the error of a STOPPING=1 or ERRNO=.
+// the error of a STOPPING=1 or ERRNO=; before READY=1, [ErrSocketGone]
+// once the socket's name is no longer this socket.
 func (n *Notify) State() (ready bool, status string, err error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if !n.ready && n.err == nil {
+		if cur, err := os.Lstat(filepath.Join(n.dir, n.name)); err != nil || !os.SameFile(cur, n.made) {
+			n.err = fmt.Errorf("%w: %s", ErrSocketGone, filepath.Join(n.dir, n.name))
+		}
+	}
 	return n.ready, n.status, n.err
 }
 

@@ -23,6 +23,10 @@ import (
 // ErrNotReady is wrapped by the error of a check that did not pass.
 var ErrNotReady = errors.New("not ready")
 
+// ErrSocketGone: a node's notify socket was removed (by someone else)
+// before it said READY=1: it can never say it now.
+var ErrSocketGone = errors.New("notify socket removed")
+
 // ErrStartOnly: a check that only a start can see pass (notify, log:
 // what the node says as it starts); status takes a running node as ready.
 var ErrStartOnly = errors.New("checked only at start")
