@@ -29,7 +29,7 @@ var notOurs = map[string]bool{
 	"mkdirat": true, "open": true, "openat2": true, "pidfd_open": true,
 	"pidfd_send_signal": true, "pwrite": true, "renameat2": true, "setsid": true,
 	"statx": true, "unlinkat": true, "wait4": true, "epoll": true, "prlimit64": true,
-	"cgroup.procs": true,
+	"cgroup.procs": true, "cgroup.kill": true,
 	// command-line words
 	"lost": true, "run": true, "start": true, "stop": true, "stopwait": true,
 	"status": true, "restart": true, "kill": true,
