@@ -20,6 +20,10 @@ type ReadyCheck struct {
 	// Target is HOST:PORT, the URL, the command line, the path, the
 	// regular expression, the descriptor's number; "" for notify.
 	Target string
+	// Args is an exec check's command line split into its words, as a
+	// shell splits it ([Words]): each %-letter expands inside its word,
+	// so a name with a space stays one argument.
+	Args []string
 }
 
 // A ReadyKind is the kind of a readiness check.
@@ -87,9 +91,14 @@ func ParseReady(s string) (ReadyCheck, error) {
 			return bad("%v", err)
 		}
 	case Exec:
-		if len(strings.Fields(arg)) == 0 {
+		args, err := Words(arg)
+		if err != nil {
+			return bad("%v", err)
+		}
+		if len(args) == 0 {
 			return bad("want exec:CMD [ARGS]")
 		}
+		c.Args = args
 	case File:
 		if !filepath.IsAbs(arg) || filepath.Clean(arg) == "/" {
 			return bad("want file:/ABSOLUTE/PATH")
@@ -117,6 +126,21 @@ func (c ReadyCheck) String() string {
 		return string(c.Kind)
 	}
 	return string(c.Kind) + ":" + c.Target
+}
+
+// expandWords expands each word of args for n and quotes them again,
+// after kind and its colon.
+func expandWords(kind, args string, n Node) (string, error) {
+	words, err := Words(args)
+	if err != nil {
+		return "", fmt.Errorf("%w %s:%s: %v", ErrBadReady, kind, args, err)
+	}
+	for i, w := range words {
+		if words[i], err = Expand(w, n); err != nil {
+			return "", err
+		}
+	}
+	return kind + ":" + Quote(words), nil
 }
 
 // FD is N of an fd:N check, 0 for another kind.
@@ -153,6 +177,10 @@ func ExpandReady(t string, n Node, option string) (ReadyCheck, error) {
 		return ReadyCheck{}, nil
 	}
 	s, err := Expand(t, n)
+	if kind, arg, _ := strings.Cut(t, ":"); ReadyKind(kind) == Exec {
+		// Word by word: what a letter expands to is one argument.
+		s, err = expandWords(kind, arg, n)
+	}
 	if err != nil {
 		return ReadyCheck{}, err
 	}

@@ -3,6 +3,8 @@ package nodes_test
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -62,7 +64,7 @@ func TestReadyCheckTyped(t *testing.T) {
 			t.Errorf("%s as JSON: %s, %v", s, b, err)
 		}
 		var back struct{ Ready nodes.ReadyCheck }
-		if err := json.Unmarshal(b, &back); err != nil || back.Ready != c {
+		if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back.Ready, c) {
 			t.Errorf("%s back from JSON: %+v, %v", s, back.Ready, err)
 		}
 	}
@@ -73,7 +75,29 @@ func TestReadyCheckTyped(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"Ready":"ping:x"}`), &none); !errors.Is(err, nodes.ErrBadReady) {
 		t.Errorf("a bad check in JSON: %v; want ErrBadReady", err)
 	}
-	if err := json.Unmarshal([]byte(`{"Ready":""}`), &none); err != nil || none.Ready != (nodes.ReadyCheck{}) || none.Ready.String() != "" {
+	if err := json.Unmarshal([]byte(`{"Ready":""}`), &none); err != nil || none.Ready.Kind != "" || none.Ready.String() != "" {
 		t.Errorf("no check in JSON: %+v, %v", none.Ready, err)
+	}
+}
+
+// An exec check is split into words as a shell splits it, and a
+// %-letter expands inside its word: a name with a space is one argument.
+func TestExecCheckWords(t *testing.T) {
+	t.Parallel()
+	ns, err := nodes.Spec{Names: []string{"w one", "w2"}, RunDir: "/run/x", Command: []string{"app"},
+		Ready: `exec:check --name %n "a b" 'c d'`}.Nodes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"check", "--name", "w one", "a b", "c d"}
+	if got := ns[0].Ready.Args; !slices.Equal(got, want) {
+		t.Errorf("w one's check: %q; want %q", got, want)
+	}
+	again, err := nodes.ParseReady(ns[0].Ready.String())
+	if err != nil || !slices.Equal(again.Args, want) {
+		t.Errorf("its text %q read back: %q, %v", ns[0].Ready, again.Args, err)
+	}
+	if _, err := nodes.ParseReady(`exec:sh -c 'unclosed`); !errors.Is(err, nodes.ErrBadReady) {
+		t.Errorf("an unclosed quote: %v; want ErrBadReady", err)
 	}
 }

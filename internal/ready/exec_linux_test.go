@@ -24,7 +24,11 @@ func TestExecCheckLeavesNothingRunning(t *testing.T) {
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p, err := ready.NewProbe(nodes.Node{Name: "w1", Ready: nodes.ReadyCheck{Kind: nodes.Exec, Target: script}, Dir: dir}, os.Environ(), -1)
+	check, err := nodes.ParseReady("exec:" + script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ready.NewProbe(nodes.Node{Name: "w1", Ready: check, Dir: dir}, os.Environ(), -1)
 	if err != nil {
 		t.Fatal(err)
 	}

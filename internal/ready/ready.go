@@ -14,7 +14,6 @@ import (
 	"io"
 	"os/exec"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/multi-launcher/multi/nodes"
@@ -112,7 +111,7 @@ const execWait = 100 * time.Millisecond
 // what it left of that session once it is over (or cut off): a check
 // run again and again leaves nothing running.
 func (p *Probe) runExec(ctx context.Context) error {
-	args := strings.Fields(p.check.Target)
+	args := p.check.Args
 	var err error
 	pid := 0
 	since := nodes.NowTicks()
