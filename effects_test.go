@@ -41,8 +41,8 @@ var (
 // listedPackage is what go list says of a package.
 type listedPackage struct {
 	ImportPath, Dir, Export string
-	GoFiles, SFiles        []string
-	Standard               bool
+	GoFiles, SFiles         []string
+	Standard                bool
 }
 
 // effects returns, for each package of the module (but the tests'

@@ -11,15 +11,15 @@ import (
 func TestWords(t *testing.T) {
 	t.Parallel()
 	for s, want := range map[string][]string{
-		`test -e /x`:                {"test", "-e", "/x"},
-		`  sh  -c 'exit 0'  `:       {"sh", "-c", "exit 0"},
-		`curl -fsS "http://a/b c"`:  {"curl", "-fsS", "http://a/b c"},
-		`a\ b "x\"y" '' end`:        {"a b", `x"y`, "", "end"},
-		`$'a\x01b' $'it\'s'`:        {"a\x01b", "it's"},
-		``:                          nil,
-		`check w1\ with\ spaces`:    {"check", "w1 with spaces"},
-		`"$HOME" '$HOME'`:           {"$HOME", "$HOME"},
-		`pre'fix'"ed"`:              {"prefixed"},
+		`test -e /x`:               {"test", "-e", "/x"},
+		`  sh  -c 'exit 0'  `:      {"sh", "-c", "exit 0"},
+		`curl -fsS "http://a/b c"`: {"curl", "-fsS", "http://a/b c"},
+		`a\ b "x\"y" '' end`:       {"a b", `x"y`, "", "end"},
+		`$'a\x01b' $'it\'s'`:       {"a\x01b", "it's"},
+		``:                         nil,
+		`check w1\ with\ spaces`:   {"check", "w1 with spaces"},
+		`"$HOME" '$HOME'`:          {"$HOME", "$HOME"},
+		`pre'fix'"ed"`:             {"prefixed"},
 	} {
 		if got, err := nodes.Words(s); err != nil || !slices.Equal(got, want) {
 			t.Errorf("Words(%q) = %q, %v; want %q", s, got, err, want)
