@@ -45,6 +45,62 @@ func runTimeout(t *testing.T, args []string) time.Duration {
 	return 8 * time.Second
 }
 
+// readyPortGiven checks that a multi run's tcp: or http: readiness check
+// asks a port its nodes are told to listen on: the check's port template
+// ("800%i") is in the node's command line, after --. Else no node could
+// ever be ready.
+func readyPortGiven(t *testing.T, path string, args []string) {
+	t.Helper()
+	var port string
+	cmd := -1
+	for i, a := range args {
+		if a == "--" {
+			cmd = i + 1
+			break
+		}
+		v, ok := strings.CutPrefix(a, "--ready=")
+		if !ok {
+			continue
+		}
+		v = strings.ReplaceAll(v, "%%", "%")
+		if hp, ok := strings.CutPrefix(v, "tcp:"); ok {
+			port = hp[strings.LastIndexByte(hp, ':')+1:]
+		}
+		if u, ok := strings.CutPrefix(v, "http:"); ok {
+			if rest, ok := strings.CutPrefix(u, "http://"); ok {
+				host, _, _ := strings.Cut(rest, "/")
+				if i := strings.LastIndexByte(host, ':'); i >= 0 {
+					port = host[i+1:]
+				}
+			}
+		}
+	}
+	if port == "" {
+		return
+	}
+	if cmd < 0 || !strings.Contains(strings.ReplaceAll(strings.Join(args[cmd:], " "), "%%", "%"), port) {
+		t.Errorf("%s: the readiness check asks port %s, which no node's command line gives it (%q): no node could ever be ready", path, port, args)
+	}
+}
+
+// TestSystemdDelegate checks that every unit hands its cgroup subtree to
+// multi (Delegate=yes), so that each node's tree is a cgroup of its own.
+func TestSystemdDelegate(t *testing.T) {
+	units, err := filepath.Glob("../systemd/*.service")
+	if err != nil || len(units) == 0 {
+		t.Fatalf("no units: %v", err)
+	}
+	for _, u := range units {
+		b, err := os.ReadFile(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains("\n"+string(b), "\nDelegate=yes\n") {
+			t.Errorf("%s: no Delegate=yes: multi cannot make a cgroup per node under it", u)
+		}
+	}
+}
+
 func TestKubernetesDeployment(t *testing.T) {
 	b, err := os.ReadFile("../kubernetes/deployment.yaml")
 	if err != nil {
@@ -66,6 +122,7 @@ func TestKubernetesDeployment(t *testing.T) {
 		t.Errorf("command %q; want multi as the entrypoint (PID 1)", c.Command)
 	}
 	timeout := runTimeout(t, c.Args)
+	readyPortGiven(t, "deployment.yaml", c.Args)
 	if g := spec.TerminationGracePeriodSeconds; g == nil {
 		t.Errorf("no terminationGracePeriodSeconds; the default 30 s must be set to fit --timeout %s", timeout)
 	} else if time.Duration(*g)*time.Second <= timeout {
@@ -263,6 +320,11 @@ func TestDockerfile(t *testing.T) {
 			if len(f) == 4 && strings.EqualFold(f[2], "AS") {
 				stages[f[3]] = true
 			}
+			// podman (and a registries.conf without short-name
+			// aliases) refuses a short name: the registry is named.
+			if img := f[1]; img != "scratch" && !strings.Contains(strings.SplitN(img, "/", 2)[0], ".") {
+				t.Errorf("%s: FROM %s: a short image name; write the registry (docker.io/library/...)", path, img)
+			}
 		case "COPY", "ADD":
 			args, from := f[1:], ""
 			for len(args) > 0 && strings.HasPrefix(args[0], "--") {
@@ -390,6 +452,7 @@ func TestSystemdRunReady(t *testing.T) {
 		t.Fatalf("%s is not Type=notify", path)
 	}
 	runTimeout(t, args) // a multi run
+	readyPortGiven(t, path, args)
 	var check string
 	readyTimeout := 60 * time.Second // multi's default
 	logfile := false
