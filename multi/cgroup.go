@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -34,12 +35,20 @@ func (e *LingeringError) Error() string {
 	if e.Cgroup == "" {
 		where = fmt.Sprintf("its session %d", e.Session)
 	}
-	return fmt.Sprintf("lingering: its lock is free, but %d processes are left in %s (%s); refusing to start a second tree beside them (stopwait cleans them, or start --clean)",
-		len(e.Procs), where, describePids(e.Procs))
+	return fmt.Sprintf("lingering: its lock is free, but %s left in %s (%s); refusing to start a second tree beside them (stopwait cleans them, or start --clean)",
+		countProcs(len(e.Procs), " are", " is"), where, describePids(e.Procs))
 }
 
 // Is makes errors.Is(err, ErrLingering) true.
 func (e *LingeringError) Is(target error) bool { return target == ErrLingering }
+
+// countProcs is "1 process" or "N processes", with one or many after.
+func countProcs(n int, many, one string) string {
+	if n == 1 {
+		return "1 process" + one
+	}
+	return strconv.Itoa(n) + " processes" + many
+}
 
 // describePids names each pid with its command, as /proc has it.
 func describePids(pids []int) string {
@@ -180,7 +189,7 @@ func (c *call) treeGone(ctx context.Context, r *Result, op string, expired <-cha
 		}
 		if ctx.Err() != nil {
 			t, _ := c.lingering(n)
-			r.fail(op, fmt.Errorf("lock released, but %d processes left in %s: %w", len(t.Procs), c.treeName(n), ctx.Err()))
+			r.fail(op, fmt.Errorf("lock released, but %s left in %s: %w", countProcs(len(t.Procs), "", ""), c.treeName(n), ctx.Err()))
 			return
 		}
 	}

@@ -141,7 +141,7 @@ func (s Status) String() string {
 		}
 		return s.Node.Name + ": unknown: " + s.Err.Error()
 	case s.State == StateLingering:
-		return fmt.Sprintf("%s: lingering (%d processes)", s.Node.Name, s.Tree.Procs)
+		return fmt.Sprintf("%s: lingering (%s)", s.Node.Name, countProcs(s.Tree.Procs, "", ""))
 	case s.State == StateFatal:
 		return s.Node.Name + ": fatal: " + s.Fatal
 	case s.PID > 0:

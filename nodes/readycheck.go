@@ -58,12 +58,15 @@ var ErrBadReady = errors.New("bad readiness check")
 const ReadyKinds = "tcp:ADDRESS:PORT, http:URL, exec:CMD ARGS, file:PATH, log:REGEX, notify, fd:N"
 
 // ParseReady parses a readiness check: tcp:HOST:PORT (a connection is
-// accepted), http:URL (a 2xx answer), exec:CMD ARGS (exits 0), file:PATH
+// accepted), http:URL (a 2xx answer; the URL alone says the same), exec:CMD ARGS (exits 0), file:PATH
 // (an absolute path that exists), log:REGEX (a line the node logged since
 // its start matches), notify (systemd's READY=1 on the node's own
 // $NOTIFY_SOCKET), fd:N (s6's notification-fd: a line written to
 // descriptor N, 3 to 1023).
 func ParseReady(s string) (ReadyCheck, error) {
+	if strings.HasPrefix(s, "http://") {
+		s = "http:" + s // a URL alone is an http: check
+	}
 	kind, arg, _ := strings.Cut(s, ":")
 	c := ReadyCheck{Kind: ReadyKind(kind), Target: arg}
 	bad := func(format string, a ...any) (ReadyCheck, error) {

@@ -20,6 +20,9 @@ func TestParseReady(t *testing.T) {
 			t.Errorf("ParseReady(%q) = %v, %v", s, c, err)
 		}
 	}
+	if c, err := nodes.ParseReady("http://127.0.0.1:8000/health"); err != nil || c.Kind != nodes.HTTP || c.String() != "http:http://127.0.0.1:8000/health" {
+		t.Errorf("a URL alone: %v, %v; want an http: check", c, err)
+	}
 	bad := []string{"", "ping", "tcp:", "tcp:127.0.0.1", "tcp:127.0.0.1:0", "tcp:127.0.0.1:70000", "tcp:::1:80",
 		"tcp:example.com:80", "http:https://127.0.0.1/", "http:127.0.0.1", "http:http://example.com/", "exec:", "exec:  ",
 		"file:relative", "file:/", "log:", "log:(", "notify:x", "fd:2", "fd:1024", "fd:x"}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -233,7 +234,11 @@ func RemoveNode(path, rundir, name string) error {
 		return nil
 	case unix.EBUSY:
 		t, _ := Read(path, rundir, name)
-		return fmt.Errorf("cgroup %s: %d processes left; not removed", path, len(t.Procs))
+		left := strconv.Itoa(len(t.Procs)) + " processes left"
+		if len(t.Procs) == 1 {
+			left = "1 process left"
+		}
+		return fmt.Errorf("cgroup %s: %s; not removed", path, left)
 	default:
 		return fmt.Errorf("cgroup %s: %w", path, err)
 	}

@@ -169,6 +169,17 @@ pidfile, 3 not running, 4 unknown. The manual page: multi man | man -l -`,
 			versionCommand(),
 		},
 		CommandNotFound: func(c *cli.Context, name string) {
+			var verbs []string
+			for _, cmd := range c.App.Commands {
+				if !cmd.Hidden {
+					verbs = append(verbs, cmd.Name)
+				}
+			}
+			if near := closestNames(name, verbs); len(near) > 0 {
+				fmt.Fprintf(stderr, "multi: unknown command %q; did you mean %s? (see multi --help)\n", name, orList(near))
+				c.App.Metadata[exitCode] = exitUsage
+				return
+			}
 			fmt.Fprintf(stderr, "multi: unknown command %q (see multi --help)\n", name)
 			c.App.Metadata[exitCode] = exitUsage
 		},

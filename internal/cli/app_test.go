@@ -70,7 +70,7 @@ func TestVersionOf(t *testing.T) {
 
 func TestUnknownCommand(t *testing.T) {
 	code, out, errs := runCLI(t, "strat", "w1")
-	if code != exitUsage || out != "" || errs != "multi: unknown command \"strat\" (see multi --help)\n" {
+	if code != exitUsage || out != "" || errs != "multi: unknown command \"strat\"; did you mean start? (see multi --help)\n" {
 		t.Errorf("strat: exit %d, %q, %q", code, out, errs)
 	}
 }

@@ -132,7 +132,7 @@ func (o *output) resultLine(r multi.Result, failed bool) string {
 	case r.Outcome == multi.Killed && r.Lingering > 0:
 		// Its lock was free; what its tree left in its cgroup (or
 		// session) is gone.
-		return o.paint(green, "killed") + fmt.Sprintf(" %d lingering processes", r.Lingering)
+		return o.paint(green, "killed") + " " + strings.Replace(processes(r.Lingering), " ", " lingering ", 1)
 	case r.Outcome == multi.KilledAfterTimeout:
 		// It did stop, but not when asked: that is worth a look.
 		return o.paint(yellow, "killed") + fmt.Sprintf(" after %s (pid %d)", r.KilledAfter, r.PID) + left(r)
@@ -202,7 +202,7 @@ func warnings(r multi.Result) string {
 		if r.Node.Cgroup == "" {
 			how = "SIGKILL to each of its session"
 		}
-		ws = append(ws, fmt.Sprintf("%d processes of its tree still running after %s; killed them (%s)", r.Lingering, r.KilledAfter, how))
+		ws = append(ws, fmt.Sprintf("%s of its tree still running after %s; killed them (%s)", processes(r.Lingering), r.KilledAfter, how))
 	case r.KilledAfter != 0:
 		ws = append(ws, fmt.Sprintf("still running after %s; sent KILL (pid %d)", r.KilledAfter, pid))
 	}
