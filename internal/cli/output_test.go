@@ -287,3 +287,20 @@ func TestResultsOneWriteWarningsInOrder(t *testing.T) {
 		t.Errorf("want w1's line, then w2's warning, then w2's line:\n%s", out)
 	}
 }
+
+// One process is "1 process", in every line that counts them.
+func TestOneProcess(t *testing.T) {
+	t.Parallel()
+	o := &output{}
+	n := nodes.Node{Name: "w1"}
+	if got := o.resultLine(multi.Result{Node: n, Outcome: multi.Killed, Lingering: 1}, false); got != "killed 1 lingering process" {
+		t.Errorf("%q", got)
+	}
+	s := multi.Status{Node: n, State: multi.StateLingering, Tree: multi.Tree{Procs: 1}}
+	if got := o.describeStatus(s); !strings.Contains(got, "but 1 process is left in its session") {
+		t.Errorf("%q", got)
+	}
+	if got := s.String(); got != "w1: lingering (1 process)" {
+		t.Errorf("%q", got)
+	}
+}
