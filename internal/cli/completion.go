@@ -167,9 +167,15 @@ usage error: a bad flag, node name, template or value; nothing was done
 .B 130
 interrupted by Ctrl-C (143: by SIGTERM); the nodes are left as they are and those still running are named
 .PP
-status follows LSB instead: 0 every node runs, 1 some node died without multi, its pidfile left (stale),
-3 some node is not running (one a plain stop ended included), 4 unknown (a pidfile could not be read or is locked but not as a node
-locks it, a node is lost, or a name has neither record nor pidfile: an unknown node).
+status follows LSB instead, the worst node deciding: 0 every node runs, 1 some node died without multi, its pidfile
+left (stale), or a live multi run gave up on it (fatal), 3 some node is not running (one a plain stop ended, or one
+stopping, included), 4 unknown (a pidfile could not be read or is locked but not as a node locks it, a node is lost,
+or a name has neither record nor pidfile: an unknown node), 150 some node is lingering (its lock free, processes of
+its tree left: stopwait cleans them).
+.PP
+run follows tini: the first node that exits on its own decides (its exit code, or 128 plus the signal that ended
+it: 137 for SIGKILL; 127 its program not found, 126 not executable); after a requested stop, 0 when every node
+exited 0 or by the stop signal, 1 when one could not be stopped through its pidfile.
 
 .SH ENVIRONMENT
 .TP

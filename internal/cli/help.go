@@ -78,13 +78,23 @@ func fill(s string, first, rest int) []string {
 	return append(lines, line)
 }
 
-// wrapHelp is urfave/cli's template function wrap: s's lines broken at
-// spaces to fit width when printed offset columns in, every line but the
-// first indented by offset, each keeping its own indentation.
+// wrapHelp is urfave/cli's template function wrap: s's paragraphs
+// (runs of lines at the left margin) joined and broken again at spaces
+// to fit width when printed offset columns in, every line but the first
+// indented by offset; an indented line (an example) keeps its own line
+// and indentation.
 func wrapHelp(s string, offset, width int) string {
-	lines := strings.Split(s, "\n")
+	var paras []string
+	for _, line := range strings.Split(s, "\n") {
+		n := len(paras)
+		if n > 0 && line != "" && line[0] != ' ' && paras[n-1] != "" && paras[n-1][0] != ' ' {
+			paras[n-1] += " " + line
+			continue
+		}
+		paras = append(paras, line)
+	}
 	pad := strings.Repeat(" ", offset)
-	for i, line := range lines {
+	for i, line := range paras {
 		if line == "" {
 			continue
 		}
@@ -95,9 +105,9 @@ func wrapHelp(s string, offset, width int) string {
 		if i > 0 {
 			text = pad + text
 		}
-		lines[i] = text
+		paras[i] = text
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(paras, "\n")
 }
 
 // versionCommand is multi version, the same as multi --version.

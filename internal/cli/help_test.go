@@ -83,7 +83,7 @@ func TestManSynopsis(t *testing.T) {
 // an ellipsis: 80 columns, or the terminal's when narrower.
 func TestStatusTableLongName(t *testing.T) {
 	t.Parallel()
-	long := "celery-worker-for-the-billing-q-1" // 33 characters
+	long := "celery-worker-for-the-billing-queue" // 35 characters
 	for _, width := range []int{0, 80, 60} {
 		var buf bytes.Buffer
 		o := &output{w: &buf, tty: true, width: width}
@@ -101,7 +101,7 @@ func TestStatusTableLongName(t *testing.T) {
 				t.Errorf("width %d: a line of %d columns: %q", width, n, line)
 			}
 		}
-		if name := strings.Fields(strings.Split(buf.String(), "\n")[2])[0]; !strings.HasPrefix(name, "ce") || !strings.Contains(name, "…") || !strings.HasSuffix(name, "q-1") {
+		if name := strings.Fields(strings.Split(buf.String(), "\n")[2])[0]; !strings.HasPrefix(name, "ce") || !strings.Contains(name, "…") || !strings.HasSuffix(name, "queue") {
 			t.Errorf("width %d: the long name not shortened with an ellipsis, its end kept:\n%s", width, buf.String())
 		}
 	}

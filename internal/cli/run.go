@@ -29,8 +29,9 @@ HUP, USR1, USR2 and WINCH are forwarded to every node. Without --logfile the
 nodes' output comes out here, each line prefixed with the node's name.
 
 Exit status, as tini's: the first node that exits unexpectedly decides (its
-code, or 128+signal; 127 program not found, 126 not executable); after a
-stop, 0 when every node exited 0 or by the stop signal. A node stopped with
+code, or 128+signal: 137 for one SIGKILLed; 127 program not found, 126 not
+executable); after a stop, 0 when every node exited 0 or by the stop
+signal, 1 when one could not be stopped through its pidfile. A node stopped with
 multi stop/stopwait from another shell is not a failure. READY=1 and
 STOPPING=1 go to $NOTIFY_SOCKET (systemd Type=notify).
 

@@ -17,7 +17,7 @@ import (
 func statusCommand() *cli.Command {
 	return grammarCommand(&cli.Command{
 		Name:      "status",
-		Usage:     "show each node's state from its pidfile's lock (exit 0 all running, 1 stale, 3 stopped, 4 lost or unknown)",
+		Usage:     "show each node's state from its pidfile's lock (exit 0 all running, 1 stale or fatal, 3 stopped, 4 lost or unknown, 150 lingering)",
 		UsageText: "multi status [flags] [NODES...] [--json]",
 		Description: `On a terminal, a table: node, state, pid, uptime, pidfile, logfile.
 Elsewhere, a line per node. Without NODES, this project's nodes (--all: every recorded one), in
@@ -26,10 +26,12 @@ and working folder (and, in lines, its files). States: running, stopped, stale (
 nobody holds the lock of), elsewhere (held from another pid namespace),
 lost (no lock held, but the node's recorded process, same pid and start
 time, still runs: stop it with --lost), stopping (its process let go of
-the lock and is exiting), fatal (a live multi run gave up on it: its
---max-restarts), unknown (locked, but not as a node locks it, or
-unreadable). With --json,
-pid is the lock holder as multi sees it, file_pid what the text says.
+the lock and is exiting), lingering (no lock held, but processes of its
+tree are left: stopwait cleans them), fatal (a live multi run gave up on
+it: its --max-restarts), unknown (locked, but not as a node locks it, or
+unreadable). The exit code is the worst node's. With --json, each node's
+Status in README's JSON schema: pid is the process the state is about
+(the lock holder as multi sees it), file_pid what the pidfile's text says.
 
    multi status
    multi status w1 w2 --json`,
