@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -87,6 +89,11 @@ func (r *run) closeHealth() {
 type healthServer struct {
 	f     *os.File
 	state atomic.Pointer[healthState]
+	// conns are the connections open, oldest first: at most healthConns,
+	// so that idle clients never hold the run's descriptors (which its
+	// nodes' starts and stops need) nor keep a probe from being answered.
+	mu    sync.Mutex
+	conns []*os.File
 }
 
 // listenHealth listens on addr: ADDRESS:PORT (numeric, or localhost) or
@@ -116,7 +123,9 @@ func listenHealth(addr string) (*healthServer, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("--health %s: %w", addr, err)
 	}
-	if err := unix.Listen(fd, 64); err != nil {
+	// A backlog deep enough that a burst of clients never has a probe's SYN
+	// dropped (and sent again a second later).
+	if err := unix.Listen(fd, 1024); err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("--health %s: %w", addr, err)
 	}
@@ -165,20 +174,54 @@ func (h *healthServer) serve() {
 			unix.Close(nfd)
 			continue
 		}
-		go h.answer(os.NewFile(uintptr(nfd), "health-conn"))
+		c := os.NewFile(uintptr(nfd), "health-conn")
+		h.admit(c)
+		go h.answer(c)
 	}
 }
 
-// healthIO bounds reading a request and writing its answer; acceptPause
-// is the accept loop's pause when descriptors run short.
+// healthIO bounds reading a request and writing its answer: a probe
+// sends its request at once; acceptPause is the accept loop's pause when
+// descriptors run short; healthConns bounds the connections open at once.
 const (
-	healthIO    = 5 * time.Second
+	healthIO    = time.Second
 	acceptPause = 50 * time.Millisecond
+	healthConns = 64
 )
+
+// admit counts c among the connections open, closing the oldest when
+// there are healthConns already: it has had the longest to send its
+// request, and the newest is the likeliest to be a probe waiting.
+func (h *healthServer) admit(c *os.File) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.conns) >= healthConns {
+		h.conns[0].Close() // its answer's read ends; it leaves the list
+		h.conns = h.conns[1:]
+	}
+	h.conns = append(h.conns, c)
+}
+
+// done closes c and forgets it.
+func (h *healthServer) done(c *os.File) {
+	h.mu.Lock()
+	if i := slices.Index(h.conns, c); i >= 0 {
+		h.conns = slices.Delete(h.conns, i, i+1)
+	}
+	h.mu.Unlock()
+	c.Close()
+}
+
+// open is how many connections are open.
+func (h *healthServer) open() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.conns)
+}
 
 // answer reads one request and answers it.
 func (h *healthServer) answer(c *os.File) {
-	defer c.Close()
+	defer h.done(c)
 	c.SetDeadline(time.Now().Add(healthIO))
 	var req []byte
 	buf := make([]byte, 1024)
