@@ -80,6 +80,7 @@ func (c *call) awaitReady(ctx context.Context, n nodes.Node, s *started) error {
 	if err != nil {
 		return fmt.Errorf("%w; %s", err, ch.Stop(unreadyGrace))
 	}
+	p.RunDir = c.rundir()
 	if c.rp != nil {
 		p.Runner = c.rp.RunCheck // under a run, its reaper waits for every child
 	}
@@ -183,6 +184,7 @@ func (c *call) statusReady(ctx context.Context, out []Status) {
 			defer cancel()
 			p, err := ready.NewProbe(s.Node, c.nodeEnv(s.Node), -1)
 			if err == nil {
+				p.RunDir = c.rundir()
 				if k := p.Check().Kind; !k.Probe() {
 					err = c.seenCheck(pctx, s, k)
 				} else {

@@ -73,7 +73,7 @@ func outcome(r Result) supervise.Outcome {
 	if r.Outcome == AlreadyRunning {
 		err = &NodeError{Node: r.Node.Name, Op: "start", Err: &pidfile.HeldError{Path: r.Node.PidFile, PID: r.PID}}
 	}
-	return supervise.Outcome{PID: r.PID, Err: err}
+	return supervise.Outcome{PID: r.PID, Err: err, Cgroup: r.Node.Cgroup}
 }
 
 // results are the nodes' last results, in the Cluster's order.

@@ -96,3 +96,15 @@ func (p *Parents) Close() {}
 
 // Clear reports the tree gone: there are no cgroups.
 func (p *Parents) Clear(path, rundir, name string) (bool, error) { return true, nil }
+
+// A Scratch is Linux's.
+type Scratch struct{}
+
+// MakeScratch: only on Linux.
+func MakeScratch(nodeCgroup, rundir, name string) (*Scratch, error) { return nil, errors.ErrUnsupported }
+
+// FD is none.
+func (s *Scratch) FD() int { return -1 }
+
+// Close does nothing.
+func (s *Scratch) Close() ([]int, error) { return nil, nil }

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os/exec"
 	"regexp"
+	"syscall"
 	"time"
 
 	"github.com/multi-launcher/multi/nodes"
@@ -46,6 +47,10 @@ type Probe struct {
 	bound int64
 	// Runner, if set, runs an exec check's command (see [Runner]).
 	Runner Runner
+	// RunDir, if set, is the rundir the node is recorded in: an exec
+	// check of a node with a cgroup then runs in a folder beside the
+	// node's, and what it leaves is killed with it, a daemon too.
+	RunDir string
 }
 
 // A Runner runs an exec check's command to its end, as exec.Cmd.Run
@@ -107,30 +112,49 @@ func (p *Probe) Run(ctx context.Context) error {
 // execWait bounds how long an exec check's output may outlive it.
 const execWait = 100 * time.Millisecond
 
-// runExec runs the check's command, in a session of its own, and kills
-// what it left of that session once it is over (or cut off): a check
-// run again and again leaves nothing running.
+// runExec runs the check's command, in a session of its own (and a
+// cgroup folder of its own where the node has one: see [Probe.RunDir]),
+// and kills what it left there once it is over (or cut off): a check run
+// again and again leaves nothing running.
 func (p *Probe) runExec(ctx context.Context) error {
+	scratch, err := p.execOnce(ctx, true)
+	if scratch && errors.Is(err, syscall.ENOSYS) {
+		// No clone3 (qemu-user): the session alone.
+		_, err = p.execOnce(ctx, false)
+	}
+	return err
+}
+
+// execOnce runs the check's command once, in a cgroup folder of its own
+// if inCgroup and the node has one (scratch says it did), and kills what
+// it left.
+func (p *Probe) execOnce(ctx context.Context, inCgroup bool) (scratch bool, err error) {
 	args := p.check.Args
-	var err error
-	pid := 0
-	since := nodes.NowTicks()
+	var cmd *exec.Cmd
 	if p.Runner == nil {
-		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-		cmd.Dir, cmd.Env, cmd.WaitDelay = p.node.Dir, p.env, execWait
-		ownSession(cmd)
+		cmd = exec.CommandContext(ctx, args[0], args[1:]...)
+		cmd.WaitDelay = execWait
+	} else {
+		cmd = exec.Command(args[0], args[1:]...)
+	}
+	cmd.Dir, cmd.Env = p.node.Dir, p.env
+	ownSession(cmd)
+	end := func() {}
+	if inCgroup {
+		end, scratch = inScratch(p.node, p.RunDir, cmd)
+	}
+	since, pid := nodes.NowTicks(), 0
+	if p.Runner == nil {
 		err = cmd.Run()
 		if cmd.Process != nil {
 			pid = cmd.Process.Pid
 		}
 	} else {
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Dir, cmd.Env = p.node.Dir, p.env
-		ownSession(cmd)
 		pid, err = p.Runner(ctx, cmd)
 	}
 	killLeft(pid, since)
-	return err
+	end()
+	return scratch, err
 }
 
 // maxLine bounds the part of a log line kept between rounds.

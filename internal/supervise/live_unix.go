@@ -102,7 +102,7 @@ func (r *run) liveTargets() []liveTarget {
 			continue
 		}
 		n := rn.n
-		n.Ready = rn.live
+		n.Ready, n.Cgroup = rn.live, rn.cgroup
 		out = append(out, liveTarget{rn: rn, n: n, pid: rn.pid})
 	}
 	return out
@@ -113,6 +113,7 @@ func (r *run) liveCheck(lt liveTarget) error {
 	if err != nil {
 		return err
 	}
+	p.RunDir = r.o.RunDir
 	p.Runner = r.rp.RunCheck // the run's reaper waits for every child
 	ctx, cancel := context.WithTimeout(context.Background(), min(liveProbe, r.o.LiveInterval))
 	defer cancel()

@@ -25,7 +25,7 @@ func (r *run) started(rn *runNode, res Outcome) {
 	delete(r.standby, rn.n.Name)
 	r.mu.Unlock()
 	if res.Err == nil {
-		rn.pid, rn.since, rn.ran = res.PID, time.Now(), true
+		rn.pid, rn.since, rn.ran, rn.cgroup = res.PID, time.Now(), true, res.Cgroup
 		r.byPID[rn.pid] = rn
 		if st, ok := r.early[rn.pid]; ok {
 			delete(r.early, rn.pid)

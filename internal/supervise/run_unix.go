@@ -158,6 +158,7 @@ type run struct {
 type runNode struct {
 	n        nodes.Node
 	live     nodes.ReadyCheck // its liveness check (Options.Live), if any
+	cgroup   string           // the cgroup folder its running process's tree is in
 	pid      int              // its running process; 0 if none
 	starting bool             // a start (or a standby wait) is under way
 	waiting  *time.Timer

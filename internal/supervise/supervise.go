@@ -50,6 +50,9 @@ type Host interface {
 type Outcome struct {
 	PID int
 	Err error
+	// Cgroup is the cgroup folder a node started runs in; "" where its
+	// tree is its session.
+	Cgroup string
 }
 
 // Options are a run's settings, their defaults filled in by the caller.
