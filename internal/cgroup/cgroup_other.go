@@ -101,7 +101,9 @@ func (p *Parents) Clear(path, rundir, name string) (bool, error) { return true, 
 type Scratch struct{}
 
 // MakeScratch: only on Linux.
-func MakeScratch(nodeCgroup, rundir, name string) (*Scratch, error) { return nil, errors.ErrUnsupported }
+func MakeScratch(nodeCgroup, rundir, name string) (*Scratch, error) {
+	return nil, errors.ErrUnsupported
+}
 
 // FD is none.
 func (s *Scratch) FD() int { return -1 }
