@@ -10,6 +10,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/multi-launcher/multi/internal/cgroup"
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -56,7 +57,7 @@ func marked(mark string) []int {
 		if err != nil || !bytes.Contains(b, []byte(mark)) {
 			continue
 		}
-		if p, err := nodes.ReadProc(pid); err == nil && !p.Gone() {
+		if p, err := proc.Read(pid); err == nil && !p.Gone() {
 			pids = append(pids, pid)
 		}
 	}

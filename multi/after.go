@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/internal/pin"
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -87,8 +88,8 @@ func (s *stopWaiter) lookSessions() {
 			}
 			want[sts[i].PID] = sts[i].PID > 0
 		}
-		procs, err := nodes.ReadSessions(want)
-		bySession := map[int][]nodes.Proc{}
+		procs, err := proc.ReadSessions(want)
+		bySession := map[int][]proc.Stat{}
 		for _, p := range procs {
 			bySession[p.Session] = append(bySession[p.Session], p)
 		}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/internal/ready"
 	"github.com/multi-launcher/multi/nodes"
 )
@@ -46,7 +47,7 @@ func (c *call) recordedReady(n nodes.Node, pid int) (nodes.Readiness, bool) {
 	if err != nil || st.PID <= 0 || st.PID != pid {
 		return rd, false
 	}
-	p, err := nodes.ReadProc(pid)
+	p, err := proc.Read(pid)
 	if err != nil || p.StartTicks != st.StartTicks {
 		return rd, false
 	}
@@ -124,7 +125,7 @@ func (c *call) keepNotify(n nodes.Node, s *started) {
 					return
 				}
 			case <-t.C:
-				if p, err := nodes.ReadProc(mine.PID); err != nil || p.Gone() || p.StartTicks != mine.StartTicks {
+				if p, err := proc.Read(mine.PID); err != nil || p.Gone() || p.StartTicks != mine.StartTicks {
 					return
 				}
 			}

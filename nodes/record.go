@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/internal/safefs"
 )
 
@@ -36,7 +37,7 @@ type record struct {
 	PID        int    `json:"pid,omitempty"`
 	StartTicks uint64 `json:"start_ticks,omitempty"`
 	PidfdIno   uint64 `json:"pidfd_ino,omitempty"`
-	// PidNS: the pid namespace PID is a number of (see [PidNamespace]).
+	// PidNS: the pid namespace PID is a number of (see proc.PidNamespace).
 	PidNS uint64 `json:"pid_ns,omitempty"`
 	// Cgroup and KillMode: where the node's tree runs and how it stops.
 	Cgroup   string `json:"cgroup,omitempty"`
@@ -166,7 +167,7 @@ func encodeRecord(n Node, s Started, rd Readiness) (*recordBuf, error) {
 		Env: n.Env, PidFile: n.PidFile, LogFile: n.LogFile, SelfLock: n.SelfLock, Ready: n.Ready,
 		PID: s.PID, StartTicks: s.StartTicks, PidfdIno: s.PidfdIno, Cgroup: n.Cgroup, KillMode: n.KillMode}
 	if s.PID > 0 {
-		r.PidNS = PidNamespace()
+		r.PidNS = proc.PidNamespace()
 	}
 	rd.put(&r)
 	rb := recordBufs.Get().(*recordBuf)

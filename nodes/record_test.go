@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -153,7 +154,7 @@ func TestResolveRecorded(t *testing.T) {
 // and a session or lost process found under it here would be a stranger's.
 func TestRecordOfAnotherPidNamespace(t *testing.T) {
 	t.Parallel()
-	if nodes.PidNamespace() == 0 {
+	if proc.PidNamespace() == 0 {
 		t.Skip("no /proc/self/ns/pid")
 	}
 	rundir := t.TempDir()
@@ -173,11 +174,11 @@ func TestRecordOfAnotherPidNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	own := fmt.Sprintf(`"pid_ns": %d`, nodes.PidNamespace())
+	own := fmt.Sprintf(`"pid_ns": %d`, proc.PidNamespace())
 	if !bytes.Contains(b, []byte(own)) {
 		t.Fatalf("record %s has no %s:\n%s", path, own, b)
 	}
-	b = bytes.Replace(b, []byte(own), []byte(fmt.Sprintf(`"pid_ns": %d`, nodes.PidNamespace()+1)), 1)
+	b = bytes.Replace(b, []byte(own), []byte(fmt.Sprintf(`"pid_ns": %d`, proc.PidNamespace()+1)), 1)
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,9 @@
 package nodes
 
+import "github.com/multi-launcher/multi/internal/proc"
+
 // Started names the process a record says runs its node: its pid and its
-// start time in clock ticks since boot ([Proc.StartTicks]), which together
+// start time in clock ticks since boot (/proc/PID/stat's starttime), which together
 // name one process for the life of the machine, unless the pid is reused
 // within the tick the process started in; and, where the kernel has pidfs
 // (Linux 6.9+), the inode number of a pidfd of it, which names that one
@@ -21,7 +23,7 @@ func (r record) started() Started {
 	if r.PID <= 0 || r.StartTicks == 0 {
 		return Started{}
 	}
-	if r.PidNS != 0 && r.PidNS != PidNamespace() {
+	if r.PidNS != 0 && r.PidNS != proc.PidNamespace() {
 		return Started{}
 	}
 	return Started{PID: r.PID, StartTicks: r.StartTicks, PidfdIno: r.PidfdIno}

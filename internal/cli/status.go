@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -187,7 +188,7 @@ func (o *output) statusTable(sts []multi.Status, rundir string) {
 		pid, uptime := "-", "-"
 		if s.PID > 0 {
 			pid = strconv.Itoa(s.PID)
-			if t, err := nodes.ProcessStart(s.PID); err == nil {
+			if t, err := proc.StartTime(s.PID); err == nil {
 				uptime = time.Since(t).Round(time.Second).String()
 			}
 		}

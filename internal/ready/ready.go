@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -111,7 +112,7 @@ func (p *Probe) runExec(ctx context.Context) error {
 	args := strings.Fields(p.check.Target)
 	var err error
 	pid := 0
-	since := nodes.NowTicks()
+	since := proc.NowTicks()
 	if p.Runner == nil {
 		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 		cmd.Dir, cmd.Env, cmd.WaitDelay = p.node.Dir, p.env, execWait

@@ -1,4 +1,4 @@
-package nodes
+package proc
 
 import (
 	"bytes"
@@ -17,31 +17,31 @@ import (
 // every Linux architecture Go supports.
 const clockTicks = 100
 
-// ReadProc reads process pid from /proc/PID/stat. The error wraps
+// Read reads process pid from /proc/PID/stat. The error wraps
 // [fs.ErrNotExist] when there is no such process.
-func ReadProc(pid int) (Proc, error) {
-	return ReadProcAt("/proc/" + strconv.Itoa(pid) + "/stat")
+func Read(pid int) (Stat, error) {
+	return ReadAt("/proc/" + strconv.Itoa(pid) + "/stat")
 }
 
-// ReadProcAt reads a stat file at path, in the format of /proc/PID/stat:
+// ReadAt reads a stat file at path, in the format of /proc/PID/stat:
 // /proc/PID/task/TID/stat for one thread, say.
-func ReadProcAt(path string) (Proc, error) {
+func ReadAt(path string) (Stat, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return Proc{}, err
+		return Stat{}, err
 	}
-	p, err := parseProc(b)
+	p, err := parseStat(b)
 	if err != nil {
-		return Proc{}, fmt.Errorf("%s: %w", path, err)
+		return Stat{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return p, nil
 }
 
 var errOddStat = errors.New("odd /proc stat")
 
-// parseProc parses the text of a /proc/PID/stat file.
-func parseProc(b []byte) (Proc, error) {
-	var p Proc
+// parseStat parses the text of a /proc/PID/stat file.
+func parseStat(b []byte) (Stat, error) {
+	var p Stat
 	// pid (comm) state ppid pgrp session tty_nr tpgid flags ... starttime:
 	// the command name is in parentheses and may hold anything, spaces and
 	// parentheses included, so the fields are counted after the last ')'.
@@ -62,21 +62,21 @@ func parseProc(b []byte) (Proc, error) {
 	ints := []*int{&p.PPID, &p.PGID, &p.Session}
 	for k, dst := range ints {
 		if *dst, err = strconv.Atoi(string(f[1+k])); err != nil {
-			return Proc{}, errOddStat
+			return Stat{}, errOddStat
 		}
 	}
 	if p.Flags, err = strconv.ParseUint(string(f[6]), 10, 64); err != nil {
-		return Proc{}, errOddStat
+		return Stat{}, errOddStat
 	}
 	if p.StartTicks, err = strconv.ParseUint(string(f[19]), 10, 64); err != nil {
-		return Proc{}, errOddStat
+		return Stat{}, errOddStat
 	}
 	return p, nil
 }
 
 // Start returns when the process started, from StartTicks and the time
 // since boot; the zero time if the clock cannot be read.
-func (p Proc) Start() time.Time {
+func (p Stat) Start() time.Time {
 	var ts unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
 		return time.Time{}
@@ -105,7 +105,7 @@ var (
 )
 
 // NowTicks returns the time since boot in the unit of
-// [Proc.StartTicks]: a process whose StartTicks is below it had started by
+// [Stat.StartTicks]: a process whose StartTicks is below it had started by
 // now. 0 if the clock cannot be read.
 func NowTicks() uint64 {
 	var ts unix.Timespec
@@ -115,10 +115,10 @@ func NowTicks() uint64 {
 	return uint64(time.Duration(ts.Nano()) * clockTicks / time.Second)
 }
 
-// ProcessStart returns when process pid started, from /proc/PID/stat and
+// StartTime returns when process pid started, from /proc/PID/stat and
 // the boot time; status uses it for uptime.
-func ProcessStart(pid int) (time.Time, error) {
-	p, err := ReadProc(pid)
+func StartTime(pid int) (time.Time, error) {
+	p, err := Read(pid)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -127,12 +127,12 @@ func ProcessStart(pid int) (time.Time, error) {
 
 // SessionMembers returns the live processes (not zombies) of session sid,
 // found by scanning /proc, ordered by pid.
-func SessionMembers(sid int) ([]Proc, error) {
-	all, err := ReadProcs()
+func SessionMembers(sid int) ([]Stat, error) {
+	all, err := ReadAll()
 	if err != nil {
 		return nil, err
 	}
-	var out []Proc
+	var out []Stat
 	for _, p := range all {
 		if p.Session == sid {
 			out = append(out, p)
@@ -141,25 +141,25 @@ func SessionMembers(sid int) ([]Proc, error) {
 	return out, nil
 }
 
-// ReadProcs returns every live process (not a zombie) that /proc lists,
+// ReadAll returns every live process (not a zombie) that /proc lists,
 // ordered by pid: one look, in which a caller finds the members of many
 // sessions.
-func ReadProcs() ([]Proc, error) {
+func ReadAll() ([]Stat, error) {
 	return readProcs("/proc", nil)
 }
 
 // ReadSessions returns the live processes (not zombies) of the sessions
-// want holds, ordered by pid: one look at /proc, as [ReadProcs] takes it,
+// want holds, ordered by pid: one look at /proc, as [ReadAll] takes it,
 // in which the kernel is asked each listed process's session (getsid)
 // and only a member's stat file is read. Where /proc is not of this
 // process's pid namespace, every stat file is read.
-func ReadSessions(want map[int]bool) ([]Proc, error) {
+func ReadSessions(want map[int]bool) ([]Stat, error) {
 	return readProcs("/proc", want)
 }
 
-// readProcs is ReadProcs of the proc filesystem at root, of the sessions
+// readProcs is ReadAll of the proc filesystem at root, of the sessions
 // in want (nil: every process).
-func readProcs(root string, want map[int]bool) ([]Proc, error) {
+func readProcs(root string, want map[int]bool) ([]Stat, error) {
 	dfd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: root, Err: err}
@@ -174,7 +174,7 @@ func readProcs(root string, want map[int]bool) ([]Proc, error) {
 	// numbers processes as it does.
 	ask := want != nil && procIsOurs(int(d.Fd()))
 	buf := make([]byte, 1024)
-	out := make([]Proc, 0, len(names))
+	out := make([]Stat, 0, len(names))
 	for _, name := range names {
 		pid, err := strconv.Atoi(name)
 		if err != nil || pid <= 0 {
@@ -195,16 +195,16 @@ func readProcs(root string, want map[int]bool) ([]Proc, error) {
 		}
 		out = append(out, p)
 	}
-	slices.SortFunc(out, func(a, b Proc) int { return a.PID - b.PID })
+	slices.SortFunc(out, func(a, b Stat) int { return a.PID - b.PID })
 	return out, nil
 }
 
 // readStatAt reads PID/stat in the /proc open at dirfd, into buf (grown
 // if the file is longer): plain system calls, no os.File per process.
-func readStatAt(dirfd int, pid string, buf []byte) (Proc, error) {
+func readStatAt(dirfd int, pid string, buf []byte) (Stat, error) {
 	fd, err := unix.Openat(dirfd, pid+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return Proc{}, err
+		return Stat{}, err
 	}
 	defer unix.Close(fd)
 	n := 0
@@ -214,7 +214,7 @@ func readStatAt(dirfd int, pid string, buf []byte) (Proc, error) {
 			continue
 		}
 		if err != nil {
-			return Proc{}, err
+			return Stat{}, err
 		}
 		if m <= 0 {
 			break
@@ -223,7 +223,7 @@ func readStatAt(dirfd int, pid string, buf []byte) (Proc, error) {
 			buf = append(buf, make([]byte, len(buf))...)
 		}
 	}
-	return parseProc(buf[:n])
+	return parseStat(buf[:n])
 }
 
 // procIsOurs reports whether the /proc open at dirfd numbers processes as

@@ -1,6 +1,6 @@
 //go:build linux
 
-package nodes
+package proc
 
 import (
 	"errors"
@@ -13,31 +13,29 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 func TestParseProcOddComm(t *testing.T) {
 	// A command name may hold spaces and parentheses: fields are counted
 	// after the last ')'.
 	line := "4242 (a) b) (c) S 7 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 100 0\n"
-	p, err := parseProc([]byte(line))
+	p, err := parseStat([]byte(line))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Proc{PID: 4242, Comm: "a) b) (c", State: 'S', PPID: 7, PGID: 4242, Session: 4242, Flags: 4194560, StartTicks: 987654}
+	want := Stat{PID: 4242, Comm: "a) b) (c", State: 'S', PPID: 7, PGID: 4242, Session: 4242, Flags: 4194560, StartTicks: 987654}
 	if p != want {
 		t.Fatalf("got %+v\nwant %+v", p, want)
 	}
 	for _, bad := range []string{"", "4242 (x", "4242 (x) S 1 2", "x (y) S 7 1 1 0 -1 0 0 0 0 0 0 0 0 0 0 0 0 0 5 0"} {
-		if _, err := parseProc([]byte(bad)); err == nil {
-			t.Errorf("parseProc(%q): no error", bad)
+		if _, err := parseStat([]byte(bad)); err == nil {
+			t.Errorf("parseStat(%q): no error", bad)
 		}
 	}
 }
 
 func TestReadProcSelf(t *testing.T) {
-	p, err := ReadProc(os.Getpid())
+	p, err := Read(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +45,7 @@ func TestReadProcSelf(t *testing.T) {
 	if d := time.Since(p.Start()); d < 0 || d > 24*time.Hour {
 		t.Fatalf("started %s ago", d)
 	}
-	if _, err := ReadProc(pidfile.MaxPID + 1); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := Read(1<<22 + 1); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("no such pid: %v", err)
 	}
 	// The kernel's answer, not this process's stat file: qemu-user (the
@@ -70,7 +68,7 @@ func TestReadProcSelf(t *testing.T) {
 }
 
 // ReadSessions, the look a stop takes for the sessions of the nodes it
-// waits for, finds the same members of those sessions as ReadProcs, and
+// waits for, finds the same members of those sessions as ReadAll, and
 // no process of another session.
 func TestReadSessionsAsReadProcs(t *testing.T) {
 	cmd := exec.Command("setsid", "sleep", "60")
@@ -91,7 +89,7 @@ func TestReadSessionsAsReadProcs(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		// setsid(1) execs sleep in the same process once it has its own session.
-		if p, err := ReadProc(child); err == nil && p.Session == child && p.Comm == "sleep" {
+		if p, err := Read(child); err == nil && p.Session == child && p.Comm == "sleep" {
 			sid = child
 			break
 		}
@@ -104,7 +102,7 @@ func TestReadSessionsAsReadProcs(t *testing.T) {
 	// Every process first, then the sessions: a process of this session
 	// (the go command's, the other packages' tests) born between the two
 	// listings is then in neither, rather than in all and not in got.
-	all, err := ReadProcs()
+	all, err := ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +110,7 @@ func TestReadSessionsAsReadProcs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	has := func(ps []Proc, pid int) bool {
+	has := func(ps []Stat, pid int) bool {
 		for _, p := range ps {
 			if p.PID == pid {
 				return true
@@ -132,8 +130,8 @@ func TestReadSessionsAsReadProcs(t *testing.T) {
 	}
 	for _, p := range all {
 		if want[p.Session] && !has(got, p.PID) && p.PID != os.Getpid() {
-			if q, err := ReadProc(p.PID); err == nil && !q.Gone() && want[q.Session] {
-				t.Errorf("ReadSessions(%v) lacks pid %d, which ReadProcs and ReadProc find", want, p.PID)
+			if q, err := Read(p.PID); err == nil && !q.Gone() && want[q.Session] {
+				t.Errorf("ReadSessions(%v) lacks pid %d, which ReadAll and Read find", want, p.PID)
 			}
 		}
 	}

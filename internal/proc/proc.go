@@ -1,8 +1,15 @@
-package nodes
+// Package proc is multi's one reader of /proc/PID/stat: a process's
+// state, parent, session, flags and start time ([Stat]), read for one
+// process ([Read]), for every process ([ReadAll]) or for the members of
+// some sessions ([ReadSessions]); and the clock and the pid namespace
+// that those start times and pids are of ([NowTicks], [PidNamespace]).
+// Only Linux has /proc: elsewhere every read fails with
+// [errors.ErrUnsupported].
+package proc
 
-// A Proc is one process (or thread) as /proc/PID/stat shows it: the fields
-// multi needs, read by [ReadProc], the one place that parses that file.
-type Proc struct {
+// A Stat is one process (or thread) as /proc/PID/stat shows it: the fields
+// multi needs, read by [Read], the one place that parses that file.
+type Stat struct {
 	PID  int
 	Comm string // the command name, without its parentheses
 	// State is the state letter: R, S, D, T, t, Z (zombie), X (dead), ...
@@ -20,14 +27,14 @@ type Proc struct {
 	StartTicks uint64
 }
 
-// pfExiting is PF_EXITING in [Proc.Flags].
+// pfExiting is PF_EXITING in [Stat.Flags].
 const pfExiting = 0x4
 
 // Exiting reports whether the process has begun to exit (PF_EXITING): the
 // kernel sets it before it drops the process's locks, and the process is
 // a zombie moments later.
-func (p Proc) Exiting() bool { return p.Flags&pfExiting != 0 }
+func (p Stat) Exiting() bool { return p.Flags&pfExiting != 0 }
 
 // Gone reports whether the process has exited: a zombie or dead. A zombie
 // no longer runs; only its parent's wait is missing.
-func (p Proc) Gone() bool { return p.State == 'Z' || p.State == 'X' }
+func (p Stat) Gone() bool { return p.State == 'Z' || p.State == 'X' }
