@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/multi-launcher/multi/internal/runtag"
+	"github.com/multi-launcher/multi/internal/safefs"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -14,7 +15,7 @@ import (
 // makeRunDir makes the rundir, and when it cannot, fails every result, so
 // that no node starts when none could be recorded.
 func (c *call) makeRunDir(op string, results []Result) bool {
-	err := nodes.MakeDir(c.rundir())
+	err := safefs.MakeDir(c.rundir())
 	if err == nil {
 		return true
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/multi-launcher/multi/internal/runtag"
+	"github.com/multi-launcher/multi/internal/safefs"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
@@ -17,7 +18,7 @@ func (c *call) statusFatal(out []Status) {
 		if s.Err != nil || s.Lost != nil || s.Stopping != 0 || s.State != pidfile.Absent && s.State != pidfile.Stale {
 			continue
 		}
-		b, err := nodes.ReadMade(c.rundir(), s.Node.Name+runtag.FatalExt, 1024)
+		b, err := safefs.ReadMade(c.rundir(), s.Node.Name+runtag.FatalExt, 1024)
 		if err != nil {
 			continue
 		}

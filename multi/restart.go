@@ -135,7 +135,7 @@ func startable(n nodes.Node, env []string) error {
 		// Reached as the start will reach it: no link someone else
 		// could have swapped in, and for a relative command a folder
 		// only root or this user can write to.
-		wd, err := nodes.OpenWorkDir(n)
+		wd, err := launch.OpenWorkDir(n)
 		if err != nil {
 			return err
 		}

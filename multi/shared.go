@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/multi-launcher/multi/internal/safefs"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
@@ -19,7 +20,7 @@ import (
 // n's folder is not such a folder, or nothing holds the lock (pin.SignalKeep
 // then says what it finds).
 func (c *call) unconfirmed(n nodes.Node) error {
-	if !c.AllowSharedFolders || !nodes.SharedFolder(filepath.Dir(n.PidFile)) {
+	if !c.AllowSharedFolders || !safefs.SharedFolder(filepath.Dir(n.PidFile)) {
 		return nil
 	}
 	info, err := pidfile.Inspect(n.PidFile)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/launch"
+	"github.com/multi-launcher/multi/internal/safefs"
 
 	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/internal/ready"
@@ -255,7 +256,7 @@ func (c *call) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *
 		return nil
 	}
 	if infoErr == nil && info.State == pidfile.Stale {
-		nodes.RemoveIn(rundir, stopMark(n.Name)) // of the process before
+		safefs.RemoveIn(rundir, stopMark(n.Name)) // of the process before
 	}
 	// The tree of its last run, if left, and its cgroup for this one.
 	cgPath, cgHeld, err := c.startCgroup(cg, prev, prevErr == nil, n, c.clean)

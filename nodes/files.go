@@ -1,12 +1,10 @@
 package nodes
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/multi-launcher/multi/internal/safefs"
 )
@@ -30,10 +28,6 @@ import (
 //	func (e *UnsafeFolderError) Error() string
 type UnsafeFolderError = safefs.UnsafeFolderError
 
-// SharedEnv carries the folders [AcceptShared] accepted to the processes
-// multi starts for a node, which reach the same folders.
-const SharedEnv = safefs.SharedEnv
-
 // AcceptShared accepts, for the rest of this process, rundir (if not
 // "") and the folders of each node's pidfile, logfile and file:
 // readiness check, although
@@ -42,8 +36,7 @@ const SharedEnv = safefs.SharedEnv
 // still holds there: no link followed, and only regular files of root
 // or this user with one name are opened. A record in an accepted rundir
 // proves nothing, so it is neither written nor read: give such nodes'
-// names, files and command each time. [AcceptedShared] lists them all,
-// as [SharedEnv]'s value.
+// names, files and command each time.
 func AcceptShared(rundir string, ns []Node) {
 	if rundir != "" {
 		safefs.AcceptShared(rundir)
@@ -57,26 +50,6 @@ func AcceptShared(rundir string, ns []Node) {
 	}
 }
 
-// AcceptedShared lists the folders accepted in this process, as
-// [SharedEnv]'s value ("" for none).
-func AcceptedShared() string { return safefs.Accepted() }
-
-// SharedFolder reports whether the folder at path is one others than root
-// and this user can write to, accepted ([AcceptShared]): nothing in it
-// proves that multi put it there.
-func SharedFolder(path string) bool {
-	d, err := safefs.OpenFolder(path, false)
-	if err != nil {
-		return false
-	}
-	defer d.Close()
-	return d.Shared()
-}
-
-// AcceptSharedFromEnv accepts the folders that [SharedEnv] names: only
-// for a process multi started for a node (the exec step).
-func AcceptSharedFromEnv() { safefs.AcceptSharedFromEnv() }
-
 // errShared: records in a shared rundir are not read; to callers, as if
 // there were none.
 var errShared error = sharedError{}
@@ -89,37 +62,10 @@ func (sharedError) Error() string {
 
 func (sharedError) Is(target error) bool { return target == fs.ErrNotExist }
 
-// OpenWorkDir opens n's working folder (n.Dir), never following a
-// symbolic link that someone other than root or this user could have
-// planted (see Folders and links in the package doc), for a node's command to start in
-// (fchdir(2) to the returned descriptor, O_PATH on Linux) rather than
-// by a path that could be swapped meanwhile. When the command names its
-// program relative to that folder (./run.sh), that program is a file in
-// it, so the folder must also be one that only root or this user can
-// write to (an [UnsafeFolderError] otherwise, unless it was accepted).
-func OpenWorkDir(n Node) (*os.File, error) {
-	var d *safefs.Folder
-	var err error
-	if len(n.Command) > 0 && strings.Contains(n.Command[0], "/") && !filepath.IsAbs(n.Command[0]) {
-		d, err = safefs.OpenFolder(n.Dir, false)
-	} else {
-		d, err = safefs.OpenWorkFolder(n.Dir)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("working folder %s: %w", n.Dir, safefs.BareErr(err))
-	}
-	f := d.File()
-	if f == nil {
-		d.Close()
-		return nil, errors.ErrUnsupported
-	}
-	return f, nil
-}
-
 // An UnsafeLinkError is a symbolic link on the way to a file that someone
 // other than root or this user could have planted or swapped; it is not
-// followed. The errors of [OpenLogfile], [MakeDir], the records' functions
-// and package nodes/pidfile's wrap it as a *UnsafeLinkError: test with
+// followed. The errors of the records' functions, and of packages
+// nodes/pidfile and multi, wrap it as a *UnsafeLinkError: test with
 // [errors.As]. Its definition, in an internal package that go doc does
 // not show, is:
 //
@@ -131,25 +77,6 @@ func OpenWorkDir(n Node) (*os.File, error) {
 //	// Error returns "folder LINK is a symbolic link WHY; not followed".
 //	func (e *UnsafeLinkError) Error() string
 type UnsafeLinkError = safefs.UnsafeLinkError
-
-// OpenLogfile opens the logfile at path for appending, creating it (mode
-// 0644) and its missing folders, as carefully as a pidfile: no symbolic
-// link followed, at the file or on the way to it, no hang on a FIFO, and
-// only a regular file that nobody else planted (see Folders and links in
-// the package doc). Root appends node output to it, so a link planted by
-// the folder's owner must not point root at a file of root's.
-func OpenLogfile(path string) (*os.File, error) { return safefs.OpenLogfile(path) }
-
-// MakeDir makes the folder at path and its missing parents (mode 0755),
-// without following a symbolic link that someone other than root or this
-// user could have planted (see Folders and links in the package doc).
-func MakeDir(path string) error {
-	d, err := safefs.OpenFolder(path, true)
-	if err != nil {
-		return err
-	}
-	return d.Close()
-}
 
 // RemoveRecord removes the record of the node named name from rundir,
 // reaching the rundir without following an untrusted link (see Folders

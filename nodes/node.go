@@ -36,8 +36,7 @@
 //   - node records, which let later commands find a node again without its
 //     names (record.go; the rundir's lock file and leftover temp files,
 //     rundir.go), and shell quoting of a node's command (quote.go);
-//   - a node's logfile and folders, opened and made as carefully as its
-//     pidfile (files.go);
+//   - the folder errors of records, pidfiles and logfiles (files.go);
 //   - the /proc reader: a process's state, start time and session
 //     (proc*.go).
 //

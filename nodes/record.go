@@ -307,7 +307,7 @@ func (s Spec) Resolve() ([]Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(recs) == 0 && s.AllowSharedFolders && SharedFolder(rundir) {
+		if len(recs) == 0 && s.AllowSharedFolders && safefs.SharedFolder(rundir) {
 			return nil, fmt.Errorf("%w, and records in %s are %w", ErrNoNodes, rundir, errShared)
 		}
 		if len(recs) == 0 {

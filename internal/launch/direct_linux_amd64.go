@@ -77,7 +77,7 @@ func spawnDirect(ctx context.Context, rp *Reaper, n nodes.Node, env []string) (*
 	}()
 	var err error
 	if n.Dir != "" {
-		if wd, err = nodes.OpenWorkDir(n); err != nil {
+		if wd, err = OpenWorkDir(n); err != nil {
 			return nil, errUseStep
 		}
 		p.wd = int(wd.Fd())
@@ -250,7 +250,7 @@ func directEnviron(env []string, n nodes.Node, lockFD int) []string {
 // node never sees.
 func stepOwn(k string) bool {
 	switch k {
-	case stepEnv, stepDirEnv, stepCgroupEnv, stepPathEnv, stepProcsEnv, stepReadyEnv, StepOutEnv, StepStandbyEnv, nodes.SharedEnv:
+	case stepEnv, stepDirEnv, stepCgroupEnv, stepPathEnv, stepProcsEnv, stepReadyEnv, StepOutEnv, StepStandbyEnv, safefs.SharedEnv:
 		return true
 	}
 	return false

@@ -63,7 +63,7 @@ func spawnStep(ctx context.Context, rp *Reaper, n nodes.Node, env []string, lock
 	extra := []*os.File{nil}
 	if n.Dir != "" {
 		// The step changes to the folder the walk reached (see stepDirEnv).
-		wd, err := nodes.OpenWorkDir(n)
+		wd, err := OpenWorkDir(n)
 		if err != nil {
 			return nil, err // EMFILE included: the walk says which folder
 		}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/internal/proc"
+	"github.com/multi-launcher/multi/internal/safefs"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -137,7 +138,7 @@ const maxLine = 64 << 10
 // runLog reads the lines the node logged since the last round and reports
 // whether one matches.
 func (p *Probe) runLog() error {
-	f, err := nodes.OpenLogfileToRead(p.node.LogFile)
+	f, err := safefs.OpenLogfileToRead(p.node.LogFile)
 	if err != nil {
 		return err
 	}
