@@ -83,7 +83,7 @@ func (s *stopWaiter) lookSessions() {
 		want := map[int]bool{}
 		for i, r := range rs {
 			// The process signalled: its session is the one to wait for.
-			if sts[i] = r.Node.Recorded(); sts[i].PID == 0 {
+			if sts[i] = r.Node.Recorded; sts[i].PID == 0 {
 				sts[i] = s.c.recordedProcess(r.Node)
 			}
 			want[sts[i].PID] = sts[i].PID > 0

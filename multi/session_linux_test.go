@@ -14,6 +14,7 @@ import (
 
 	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/proc"
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/nodes"
@@ -84,7 +85,7 @@ func forged(t *testing.T, st nodes.Started) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := nodes.WriteRecordStarted(dir, ns[0], st); err != nil {
+	if err := record.WriteStarted(dir, ns[0], st); err != nil {
 		t.Fatal(err)
 	}
 	return &Cluster{Nodes: ns, RunDir: dir, Detach: true}

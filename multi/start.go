@@ -10,6 +10,7 @@ import (
 
 	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/launch"
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/internal/safefs"
 
 	"github.com/multi-launcher/multi/internal/pin"
@@ -202,13 +203,13 @@ func (c *call) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *
 	// reading its record to recording the process it started: the record
 	// always names the instance that holds the node's lock, and the loser
 	// of a race leaves the winner's record alone.
-	lk, err := nodes.LockRecord(ctx, rundir, n.Name)
+	lk, err := record.Lock(ctx, rundir, n.Name)
 	if err != nil {
 		r.fail("start", err)
 		return nil
 	}
 	defer lk.Unlock()
-	prev, prevStarted, prevReady, prevErr := nodes.ReadRecordReady(rundir, n.Name)
+	prev, prevStarted, prevReady, prevErr := record.ReadReady(rundir, n.Name)
 	info, infoErr := pidfile.Inspect(n.PidFile)
 	if prevErr == nil && prevStarted.PID > 0 && infoErr == nil {
 		// The recorded process may run without its lock: a second copy
@@ -284,7 +285,7 @@ func (c *call) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *
 		dropCgroup(rundir, n)
 	}
 	if !same {
-		if err := nodes.WriteRecord(rundir, n); err != nil {
+		if err := record.Write(rundir, n); err != nil {
 			unmade()
 			r.fail("start", err)
 			return nil
@@ -298,9 +299,9 @@ func (c *call) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *
 		}
 		var err error
 		if prevErr == nil {
-			err = nodes.WriteRecordReady(rundir, prev, prevStarted, prevReady)
+			err = record.WriteReady(rundir, prev, prevStarted, prevReady)
 		} else {
-			err = nodes.RemoveRecord(rundir, n.Name)
+			err = record.Remove(rundir, n.Name)
 		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			r.recordErr(fmt.Errorf("could not put back the node's record: %w", err))
@@ -328,7 +329,7 @@ func (c *call) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *
 		nt.Close()
 	}
 	if standby {
-		if lk, err := nodes.LockRecord(context.WithoutCancel(ctx), rundir, n.Name); err == nil {
+		if lk, err := record.Lock(context.WithoutCancel(ctx), rundir, n.Name); err == nil {
 			defer lk.Unlock()
 		}
 	}
@@ -360,7 +361,7 @@ func (c *call) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *
 	// half-written record, and on a tmpfs such as /run it costs nothing.
 	var mine nodes.Started
 	if st, err := pin.Identify(ch.PID()); err == nil {
-		if err := nodes.WriteRecordReady(rundir, n, st, nodes.Readiness{LogOffset: ch.LogOffset()}); err != nil {
+		if err := record.WriteReady(rundir, n, st, record.Readiness{LogOffset: ch.LogOffset()}); err != nil {
 			r.recordErr(fmt.Errorf("could not record the node's process: %w", err))
 		} else {
 			mine = st
@@ -369,13 +370,13 @@ func (c *call) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *
 	// undo, once the record lock is let go: puts back the record there
 	// was before, unless another start has recorded its own since.
 	undo := func() {
-		lk, err := nodes.LockRecord(context.Background(), rundir, n.Name)
+		lk, err := record.Lock(context.Background(), rundir, n.Name)
 		if err != nil {
 			r.recordErr(fmt.Errorf("could not put back the node's record: %w", err))
 			return
 		}
 		defer lk.Unlock()
-		cur, curStarted, err := nodes.ReadRecordStarted(rundir, n.Name)
+		cur, curStarted, err := record.ReadStarted(rundir, n.Name)
 		if err != nil {
 			return
 		}

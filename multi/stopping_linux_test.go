@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/internal/proc"
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -235,7 +236,7 @@ func TestStartNeverKillsNodeOnItsWayOut(t *testing.T) {
 	// Start records the node's process once it holds its lock: then
 	// Start is in the settle window.
 	pollUntil(t, "the record to name the node's process", func() bool {
-		_, st, err := nodes.ReadRecordStarted(c.RunDir, n.Name)
+		_, st, err := record.ReadStarted(c.RunDir, n.Name)
 		return err == nil && st.PID > 0
 	})
 	waitSays(t, n, "up", 1)

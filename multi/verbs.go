@@ -8,6 +8,7 @@ import (
 
 	"time"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
@@ -160,13 +161,13 @@ func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
 	if c.AllowSharedFolders {
 		// The nodes' folders (a file: check's among them), as the other
 		// verbs accept them; not the rundir, whose records status reads.
-		nodes.AcceptShared("", c.Nodes)
+		record.AcceptShared("", c.Nodes)
 	}
 	out := make([]Status, len(c.Nodes))
 	var errs []error
 	begun := time.Now() // one look at /proc serves every node's session
 	for i, n := range c.Nodes {
-		n = nodes.ResolveRecorded(v.rundir(), n)
+		n = record.ResolveNode(v.rundir(), n)
 		out[i].Node = n
 		info, err := pidfile.Inspect(n.PidFile)
 		if err == nil && v.stoppedByMulti(n, info) {

@@ -10,7 +10,7 @@
 // files whose rule is that walk alone: a node's logfile ([OpenLogfile],
 // [OpenLogfileToRead]) and the files multi makes in a folder it holds
 // ([Folder.Make], [RemoveIn]). What the other files hold, and how they
-// are locked, belongs to the packages that use it: nodes (node
+// are locked, belongs to the packages that use it: internal/record (node
 // records) and nodes/pidfile.
 package safefs
 

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/internal/runtag"
 	"github.com/multi-launcher/multi/internal/safefs"
-	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
@@ -40,7 +40,7 @@ func (r *run) checkReadyFile() error {
 	if r.o.AllowShared {
 		// The ready file's folder is one of the run's own, as a
 		// node's pidfile folder is (see Cluster.AllowSharedFolders).
-		nodes.AcceptShared(filepath.Dir(r.o.ReadyFile), nil)
+		record.AcceptShared(filepath.Dir(r.o.ReadyFile), nil)
 	}
 	d, err := safefs.OpenFolder(filepath.Dir(r.o.ReadyFile), false)
 	if err != nil {
@@ -121,8 +121,8 @@ func (r *run) markFatal(rn *runNode, why string) {
 	// A status from another shell finds the node by its record, which a
 	// start that failed at once removed again (or never left): the node
 	// is recorded, without a process.
-	if _, err := nodes.ReadRecord(r.o.RunDir, rn.n.Name); errors.Is(err, fs.ErrNotExist) {
-		if err := nodes.WriteRecord(r.o.RunDir, rn.n); err != nil {
+	if _, err := record.Read(r.o.RunDir, rn.n.Name); errors.Is(err, fs.ErrNotExist) {
+		if err := record.Write(r.o.RunDir, rn.n); err != nil {
 			r.logf("%s: cannot record it (status will not know it): %v", rn.n.Name, err)
 		}
 	}

@@ -18,10 +18,23 @@
 //   - [ParsePID] reads the text, which is only a hint.
 //
 // Pidfiles are opened without following a symbolic link that someone
-// else could have planted (see package internal/safefs). The locks are
+// else could have planted (see Folders and links below). The locks are
 // POSIX record locks on unix (lock_unix.go; multi's brief lock is an OFD
 // lock on Linux, brief_linux.go); elsewhere every operation that locks
 // fails with [errors.ErrUnsupported] (lock_other.go).
+//
+// # Folders and links
+//
+// Every folder of a pidfile (and of a node's record and logfile, which
+// package multi opens the same way) is reached one element at a time
+// from "/", never following a symbolic link that someone other than root
+// or this user could have planted or swapped (an [UnsafeLinkError]; a
+// link of root's or this user's, in a folder only they can write to, such
+// as /var/run -> /run, is followed). The folder reached must be one that
+// only root or this user can write to, else it is refused with an
+// [UnsafeFolderError] unless it was accepted. A file in it is opened
+// without following a link, never waiting on a FIFO, and only as a
+// regular file of root or this user with one name.
 //
 // # The calling process's own locks
 //

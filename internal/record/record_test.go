@@ -1,4 +1,4 @@
-package nodes_test
+package record_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/multi-launcher/multi/internal/proc"
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -23,11 +24,11 @@ func TestRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range ns {
-		if err := nodes.WriteRecord(rundir, n); err != nil {
+		if err := record.Write(rundir, n); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, err := nodes.ReadRecords(rundir)
+	got, err := record.ReadAll(rundir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,10 +39,10 @@ func TestRecords(t *testing.T) {
 	if len(entries) != 3 || entries[0].Name() != ".records.lock" {
 		t.Errorf("rundir holds %v; want the lock file, the 2 records and no temporary file", entries)
 	}
-	if _, err := nodes.ReadRecord(rundir, "zz"); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := record.Read(rundir, "zz"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("ReadRecord(missing): %v; want ErrNotExist", err)
 	}
-	if recs, err := nodes.ReadRecords(filepath.Join(rundir, "none")); err != nil || len(recs) != 0 {
+	if recs, err := record.ReadAll(filepath.Join(rundir, "none")); err != nil || len(recs) != 0 {
 		t.Errorf("missing rundir: %v, %v; want no records", recs, err)
 	}
 }
@@ -52,11 +53,11 @@ func TestResolve(t *testing.T) {
 	started, _ := nodes.Spec{Names: []string{"w1", "w2"}, RunDir: rundir, PidFile: "/p/%n.pid",
 		Command: []string{"sleep", "%n"}}.Nodes()
 	for _, n := range started {
-		nodes.WriteRecord(rundir, n)
+		record.Write(rundir, n)
 	}
 
 	// Names without templates take pidfile, logfile and command from records.
-	got, err := nodes.Spec{Names: []string{"w2", "w3"}, RunDir: rundir}.Resolve()
+	got, err := record.Resolve(nodes.Spec{Names: []string{"w2", "w3"}, RunDir: rundir}, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,18 +69,56 @@ func TestResolve(t *testing.T) {
 	}
 
 	// A template on the command line wins over the record.
-	got, _ = nodes.Spec{Names: []string{"w1"}, RunDir: rundir, PidFile: "/q/%n.pid"}.Resolve()
+	got, _ = record.Resolve(nodes.Spec{Names: []string{"w1"}, RunDir: rundir, PidFile: "/q/%n.pid"}, false, nil)
 	if got[0].PidFile != "/q/w1.pid" {
 		t.Errorf("explicit --pidfile lost: %+v", got[0])
 	}
 
 	// No names: every recorded node.
-	got, err = nodes.Spec{RunDir: rundir}.Resolve()
+	got, err = record.Resolve(nodes.Spec{RunDir: rundir}, false, nil)
 	if err != nil || len(got) != 2 || got[0].Name != "w1" || got[1].Name != "w2" {
 		t.Errorf("all recorded = %+v, %v", got, err)
 	}
-	if _, err := (nodes.Spec{RunDir: t.TempDir()}).Resolve(); !errors.Is(err, nodes.ErrNoNodes) {
+	if _, err := record.Resolve(nodes.Spec{RunDir: t.TempDir()}, false, nil); !errors.Is(err, nodes.ErrNoNodes) {
 		t.Errorf("empty rundir: %v; want ErrNoNodes", err)
+	}
+}
+
+// A per-node template (NodeFiles, as --pidfile:w2=) wins over the record
+// for the nodes its scope names, by name or index, and only for them,
+// even when it gives the default path; the others take the record's
+// files. The Spec's own template wins for every node.
+func TestResolveNodeFiles(t *testing.T) {
+	t.Parallel()
+	rundir := t.TempDir()
+	started, _ := nodes.Spec{Names: []string{"w1", "w2", "w3"}, RunDir: rundir, PidFile: "/rec/%n.pid",
+		LogFile: "/rec/%n.log", Command: []string{"sleep", "%n"}}.Nodes()
+	for _, n := range started {
+		if err := record.Write(rundir, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := []nodes.Option{
+		{Name: "pidfile", Value: "/given/%n.pid", HasValue: true, Scope: "w2"},
+		{Name: "logfile", Value: filepath.Join(rundir, "%n.log"), HasValue: true, Scope: "3"},
+	}
+	got, err := record.Resolve(nodes.Spec{Names: []string{"w1", "w2", "w3"}, RunDir: rundir, NodeFiles: files}, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][2]string{
+		{"/rec/w1.pid", "/rec/w1.log"},
+		{"/given/w2.pid", "/rec/w2.log"},
+		{"/rec/w3.pid", filepath.Join(rundir, "w3.log")}, // the default path, but given
+	}
+	for i, n := range got {
+		if n.PidFile != want[i][0] || n.LogFile != want[i][1] {
+			t.Errorf("%s: %s, %s; want %s, %s", n, n.PidFile, n.LogFile, want[i][0], want[i][1])
+		}
+	}
+	got, err = record.Resolve(nodes.Spec{Names: []string{"w1", "w2", "w3"}, RunDir: rundir, PidFile: "/all/%n.pid", NodeFiles: files}, false, nil)
+	if err != nil || got[0].PidFile != "/all/w1.pid" || got[1].PidFile != "/given/w2.pid" || got[0].LogFile != "/rec/w1.log" {
+		t.Errorf("with --pidfile and per-node files: %+v, %v", got, err)
 	}
 }
 
@@ -103,10 +142,10 @@ func TestRecordStarted(t *testing.T) {
 		{nodes.Started{PID: -5, StartTicks: 98765}, nodes.Started{}},
 		{nodes.Started{PID: 1234}, nodes.Started{}},
 	} {
-		if err := nodes.WriteRecordStarted(rundir, n, tc.write); err != nil {
+		if err := record.WriteStarted(rundir, n, tc.write); err != nil {
 			t.Fatal(err)
 		}
-		got, st, err := nodes.ReadRecordStarted(rundir, "w1")
+		got, st, err := record.ReadStarted(rundir, "w1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,23 +167,23 @@ func TestResolveRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := nodes.Started{PID: 1234, StartTicks: 98765, PidfdIno: 4321}
-	if err := nodes.WriteRecordStarted(rundir, ns[0], want); err != nil {
+	if err := record.WriteStarted(rundir, ns[0], want); err != nil {
 		t.Fatal(err)
 	}
 	for _, names := range [][]string{{"w1"}, nil} {
-		got, err := nodes.Spec{Names: names, RunDir: rundir}.Resolve()
-		if err != nil || len(got) != 1 || got[0].Recorded() != want {
+		got, err := record.Resolve(nodes.Spec{Names: names, RunDir: rundir}, false, nil)
+		if err != nil || len(got) != 1 || got[0].Recorded != want {
 			t.Errorf("Resolve of %v: %+v, %v; want w1 carrying %+v", names, got, err, want)
 		}
 	}
-	got, err := nodes.Spec{Names: []string{"w1"}, RunDir: rundir, PidFile: "/other/%n.pid"}.Resolve()
-	if err != nil || got[0].Recorded() != (nodes.Started{}) {
+	got, err := record.Resolve(nodes.Spec{Names: []string{"w1"}, RunDir: rundir, PidFile: "/other/%n.pid"}, false, nil)
+	if err != nil || got[0].Recorded != (nodes.Started{}) {
 		t.Errorf("Resolve with another pidfile: %+v, %v; want no recorded process", got, err)
 	}
-	if n, err := nodes.ReadRecord(rundir, "w1"); err != nil || n.Recorded() != (nodes.Started{}) {
+	if n, err := record.Read(rundir, "w1"); err != nil || n.Recorded != (nodes.Started{}) {
 		t.Errorf("ReadRecord: %+v, %v; want no recorded process", n, err)
 	}
-	if rs, err := nodes.ReadRecords(rundir); err != nil || rs[0].Recorded() != (nodes.Started{}) {
+	if rs, err := record.ReadAll(rundir); err != nil || rs[0].Recorded != (nodes.Started{}) {
 		t.Errorf("ReadRecords: %+v, %v; want no recorded process", rs, err)
 	}
 }
@@ -163,13 +202,13 @@ func TestRecordOfAnotherPidNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := nodes.Started{PID: 4242, StartTicks: 99}
-	if err := nodes.WriteRecordStarted(rundir, ns[0], want); err != nil {
+	if err := record.WriteStarted(rundir, ns[0], want); err != nil {
 		t.Fatal(err)
 	}
-	if _, got, err := nodes.ReadRecordStarted(rundir, "w1"); err != nil || got != want {
+	if _, got, err := record.ReadStarted(rundir, "w1"); err != nil || got != want {
 		t.Fatalf("the record of this namespace names %+v, %v; want %+v", got, err, want)
 	}
-	path := nodes.RecordPath(rundir, "w1")
+	path := record.Path(rundir, "w1")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +221,7 @@ func TestRecordOfAnotherPidNamespace(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, got, err := nodes.ReadRecordStarted(rundir, "w1"); err != nil || got != (nodes.Started{}) {
+	if _, got, err := record.ReadStarted(rundir, "w1"); err != nil || got != (nodes.Started{}) {
 		t.Errorf("a record of another pid namespace names %+v, %v; want no process", got, err)
 	}
 }

@@ -1,10 +1,11 @@
-package nodes_test
+package record_test
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -34,17 +35,17 @@ func FuzzReadRecord(f *testing.F) {
 		if err := os.MkdirAll(rundir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(nodes.RecordPath(rundir, "w1"), b, 0o644); err != nil {
+		if err := os.WriteFile(record.Path(rundir, "w1"), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		n, err := nodes.ReadRecord(rundir, "w1")
+		n, err := record.Read(rundir, "w1")
 		if err == nil {
 			if n.Name != "w1" || !filepath.IsAbs(n.PidFile) || !filepath.IsAbs(n.LogFile) || len(n.Options) > len(n.Command) {
 				t.Fatalf("ReadRecord(%q) = %+v", b, n)
 			}
 		}
-		nodes.ReadRecords(rundir)
-		nodes.Spec{Names: []string{"w1"}, RunDir: rundir}.Resolve()
-		nodes.Spec{RunDir: rundir}.Resolve()
+		record.ReadAll(rundir)
+		record.Resolve(nodes.Spec{Names: []string{"w1"}, RunDir: rundir}, false, nil)
+		record.Resolve(nodes.Spec{RunDir: rundir}, false, nil)
 	})
 }

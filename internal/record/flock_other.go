@@ -1,6 +1,6 @@
 //go:build !unix
 
-package nodes
+package record
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package nodes_test
+package record_test
 
 import "github.com/multi-launcher/multi/internal/testhooks"
 

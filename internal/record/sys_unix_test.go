@@ -1,6 +1,6 @@
 //go:build unix
 
-package nodes_test
+package record_test
 
 import "syscall"
 

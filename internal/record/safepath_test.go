@@ -1,6 +1,6 @@
 //go:build unix
 
-package nodes_test
+package record_test
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/internal/safefs"
 	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/internal/testutil"
@@ -33,7 +34,7 @@ func TestRecordTempSwapped(t *testing.T) {
 	t.Setenv(testhooks.EnvRecordWait, fifo)
 	done := make(chan error, 1)
 	go func() {
-		done <- nodes.WriteRecord(rundir, nodes.Node{Name: "w1", Command: []string{"true"}, PidFile: "/r/w1.pid", LogFile: "/r/w1.log"})
+		done <- record.Write(rundir, nodes.Node{Name: "w1", Command: []string{"true"}, PidFile: "/r/w1.pid", LogFile: "/r/w1.log"})
 	}()
 	tmp := ""
 	for deadline := time.Now().Add(30 * time.Second); tmp == ""; {
@@ -62,29 +63,13 @@ func TestRecordTempSwapped(t *testing.T) {
 	unchanged()
 }
 
-// Control characters and invalid UTF-8 are bad names, and so is a name
-// too long for the files made from it, with the limit stated.
-func TestCheckNameControlAndLength(t *testing.T) {
+// The longest name's files can all be made: its record, and the temp
+// file written before the record.
+func TestRecordOfTheLongestName(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"w\n1", "w\x1b[31m", "w\x7f", "w\u0085", "w\xff", "\t"} {
-		err := nodes.CheckName(name)
-		if !errors.Is(err, nodes.ErrBadName) || !strings.Contains(err.Error(), "contains a control character") {
-			t.Errorf("CheckName(%q) = %v", name, err)
-		}
-	}
-	if err := nodes.CheckName(strings.Repeat("a", nodes.MaxNameLen)); err != nil {
-		t.Errorf("a name of %d bytes: %v", nodes.MaxNameLen, err)
-	}
-	for _, n := range []int{nodes.MaxNameLen + 1, 246, 250} {
-		err := nodes.CheckName(strings.Repeat("é", n/2) + strings.Repeat("a", n%2))
-		if !errors.Is(err, nodes.ErrBadName) || !strings.Contains(err.Error(), "names are at most 240 bytes") {
-			t.Errorf("a name of %d bytes: %v", n, err)
-		}
-	}
-	// The longest name's files can all be made.
 	long := strings.Repeat("a", nodes.MaxNameLen)
 	rundir := t.TempDir()
-	if err := nodes.WriteRecord(rundir, nodes.Node{Name: long, Command: []string{"true"}, PidFile: "/r/x.pid", LogFile: "/r/x.log"}); err != nil {
+	if err := record.Write(rundir, nodes.Node{Name: long, Command: []string{"true"}, PidFile: "/r/x.pid", LogFile: "/r/x.log"}); err != nil {
 		t.Errorf("WriteRecord of the longest name: %v", err)
 	}
 }
@@ -108,7 +93,7 @@ func TestWriteRecordRemovesLeftovers(t *testing.T) {
 	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_SH); err != nil {
 		t.Fatal(err)
 	}
-	if err := nodes.WriteRecord(rundir, n); err != nil {
+	if err := record.Write(rundir, n); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(leftover); err != nil {
@@ -116,7 +101,7 @@ func TestWriteRecordRemovesLeftovers(t *testing.T) {
 	}
 	d.Close()
 
-	if err := nodes.WriteRecord(rundir, n); err != nil {
+	if err := record.Write(rundir, n); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(leftover); err == nil {
@@ -137,7 +122,7 @@ func TestRunLockPrivate(t *testing.T) {
 	n := nodes.Node{Name: "w1", Command: []string{"true"}, PidFile: "/r/w1.pid", LogFile: "/r/w1.log"}
 	lock := filepath.Join(rundir, ".records.lock")
 	os.WriteFile(lock, nil, 0o644) // as if made by hand
-	if err := nodes.WriteRecord(rundir, n); err != nil {
+	if err := record.Write(rundir, n); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := os.Stat(lock); err != nil || st.Mode().Perm() != 0o600 {
@@ -148,8 +133,8 @@ func TestRunLockPrivate(t *testing.T) {
 	os.WriteFile(lock, nil, 0o666)
 	os.Chmod(lock, 0o666)
 	os.Chown(lock, nobody, nobody)
-	var ue *nodes.UnsafeFolderError
-	if err := nodes.WriteRecord(rundir, n); !errors.As(err, &ue) {
+	var ue *safefs.UnsafeFolderError
+	if err := record.Write(rundir, n); !errors.As(err, &ue) {
 		t.Errorf("WriteRecord with a planted lock file: %v; want the folder refused", err)
 	}
 	if st, err := os.Stat(lock); err != nil || st.Mode().Perm() != 0o666 {
@@ -169,7 +154,7 @@ func TestRefuseHardLinks(t *testing.T) {
 	dir := filepath.Join(base, "theirs")
 	os.Mkdir(dir, 0o755)
 	os.Chown(dir, nobody, nobody)
-	nodes.AcceptShared(dir, nil) // else refused before any file is looked at
+	record.AcceptShared(dir, nil) // else refused before any file is looked at
 	for _, name := range []string{"w1.pid", "w1.log", ".records.lock"} {
 		if err := os.Link(secret, filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
@@ -194,10 +179,10 @@ func TestRefuseHardLinks(t *testing.T) {
 	check("OpenLogfile", err)
 	// No record is written in a shared folder, so the lock file is not
 	// even opened.
-	if err := nodes.WriteRecord(dir, nodes.Node{Name: "w1", Command: []string{"true"}, PidFile: "/r/w1.pid", LogFile: "/r/w1.log"}); err != nil {
+	if err := record.Write(dir, nodes.Node{Name: "w1", Command: []string{"true"}, PidFile: "/r/w1.pid", LogFile: "/r/w1.log"}); err != nil {
 		t.Errorf("WriteRecord in an accepted shared folder: %v", err)
 	}
-	if _, err := os.Lstat(nodes.RecordPath(dir, "w1")); err == nil {
+	if _, err := os.Lstat(record.Path(dir, "w1")); err == nil {
 		t.Errorf("a record was written in a shared folder")
 	}
 	unchanged()

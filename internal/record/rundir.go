@@ -1,4 +1,4 @@
-package nodes
+package record
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 // The rundir's lock file, and the temp files of record writers that died
 // before their rename: what keeps a killed start from leaving one behind.
 
-// tempRecord matches the temp files WriteRecord makes, and those that
+// tempRecord matches the temp files Write makes, and those that
 // os.CreateTemp made in earlier versions: ".NAME.tmpDIGITS".
 var tempRecord = regexp.MustCompile(`^\..+\.tmp[0-9]+$`)
 

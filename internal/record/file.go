@@ -1,4 +1,4 @@
-package nodes
+package record
 
 // A record's file: written through the node's spare file (or a temp file)
 // and swapped into place, read under a shared flock.

@@ -1,4 +1,4 @@
-package nodes
+package record
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/internal/safefs"
+	"github.com/multi-launcher/multi/nodes"
 )
 
 // A node's record lock: one start of a node at a time decides, spawns and
@@ -21,25 +22,25 @@ import (
 // 0600, as the rundir's lock file, so that no other user can open it and
 // hold up a start; it never collides with that file (".records.lock"),
 // a spare or a temp file.
-func recordLockName(name string) string { return "." + name + RecordExt + ".lock" }
+func recordLockName(name string) string { return "." + name + Ext + ".lock" }
 
-// A RecordLock is held by one writer of a node's record at a time, across
-// processes: [LockRecord] takes it, [RecordLock.Unlock] lets go. The
+// A Locked is held by one writer of a node's record at a time, across
+// processes: [Lock] takes it, [Locked.Unlock] lets go. The
 // kernel lets go of it when its holder dies.
-type RecordLock struct {
+type Locked struct {
 	f            *os.File
 	rundir, name string
 }
 
-// LockRecord takes the record lock of the node named name in rundir,
+// Lock takes the record lock of the node named name in rundir,
 // waiting for another holder (a start of the same node in another
 // process, or in this one) until ctx ends. Reading a record needs no
 // lock; a start holds it from reading the node's record until it has
 // recorded the process it started, so that two starts of one node never
 // write its record at once, and the loser of a race for its pidfile
 // leaves the winner's record as it is.
-func LockRecord(ctx context.Context, rundir, name string) (*RecordLock, error) {
-	if err := CheckName(name); err != nil {
+func Lock(ctx context.Context, rundir, name string) (*Locked, error) {
+	if err := nodes.CheckName(name); err != nil {
 		return nil, err
 	}
 	lname := recordLockName(name)
@@ -58,7 +59,7 @@ func LockRecord(ctx context.Context, rundir, name string) (*RecordLock, error) {
 		if err != nil && cannotWrite(err) {
 			// Nor can a record be written here: nothing to take turns
 			// on, and the write says why.
-			return &RecordLock{rundir: rundir, name: name}, nil
+			return &Locked{rundir: rundir, name: name}, nil
 		}
 		if err != nil {
 			return nil, fail(err)
@@ -72,7 +73,7 @@ func LockRecord(ctx context.Context, rundir, name string) (*RecordLock, error) {
 			return nil, fail(err)
 		}
 		if !flockWorks {
-			return &RecordLock{f: f, rundir: rundir, name: name}, nil
+			return &Locked{f: f, rundir: rundir, name: name}, nil
 		}
 		for wait := 0; ; wait++ {
 			err := flock(f, true)
@@ -95,7 +96,7 @@ func LockRecord(ctx context.Context, rundir, name string) (*RecordLock, error) {
 		// Removed (forget) while this one waited: the lock that counts
 		// is the one on the file at the name now.
 		if d.SameFile(lname, f) {
-			return &RecordLock{f: f, rundir: rundir, name: name}, nil
+			return &Locked{f: f, rundir: rundir, name: name}, nil
 		}
 		f.Close()
 		if try >= 100 {
@@ -105,20 +106,20 @@ func LockRecord(ctx context.Context, rundir, name string) (*RecordLock, error) {
 }
 
 // Unlock lets go of the record lock.
-func (l *RecordLock) Unlock() error {
+func (l *Locked) Unlock() error {
 	if l.f == nil {
 		return nil
 	}
 	return l.f.Close()
 }
 
-// RemoveRecord removes the node's record as [RemoveRecord] does, and the
+// Remove removes the node's record as [Remove] does, and the
 // lock file too, as l holds it and so nobody else does. l stays held
-// until [RecordLock.Unlock]; a start that waits for it meanwhile then
+// until [Locked.Unlock]; a start that waits for it meanwhile then
 // finds the file gone and locks a new one.
-func (l *RecordLock) RemoveRecord() error {
+func (l *Locked) Remove() error {
 	if l.f == nil {
-		return RemoveRecord(l.rundir, l.name)
+		return Remove(l.rundir, l.name)
 	}
 	return removeRecord(l.rundir, l.name, l.f)
 }
@@ -139,7 +140,7 @@ func cannotWrite(err error) bool {
 // from d, unless someone else holds it: it is locked first, without
 // waiting, unless held is that file as the caller holds it. A start that
 // opened the file before and waits for its lock then finds it gone, and
-// locks the one at the name (see [LockRecord]).
+// locks the one at the name (see [Lock]).
 func removeRecordLock(d *safefs.Folder, name string, held *os.File) {
 	lname := recordLockName(name)
 	if held != nil {

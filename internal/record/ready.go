@@ -1,15 +1,17 @@
-package nodes
+package record
 
 import (
 	"time"
 	"unicode/utf8"
+
+	"github.com/multi-launcher/multi/nodes"
 )
 
 // MaxReadyStatus bounds the STATUS= text a record keeps (bytes).
 const MaxReadyStatus = 200
 
 // Readiness is what the start of a node's process saw of its readiness
-// check, kept in the node's record beside the process ([Started]) it
+// check, kept in the node's record beside the process ([nodes.Started]) it
 // belongs to: a status can then tell a node that spoke its protocol
 // (notify, fd:N) to the start that waited, which no later look can ask,
 // and where its log's lines of this start begin.
@@ -63,12 +65,12 @@ func clip(s string, n int) string {
 	return s
 }
 
-// ReadRecordReady reads a record like [ReadRecordStarted], with what the
+// ReadReady reads a record like [ReadStarted], with what the
 // start of the process it names saw of its readiness check. A record
 // that names no process has no readiness of its own: zero, LogOffset -1.
-func ReadRecordReady(rundir, name string) (Node, Started, Readiness, error) {
+func ReadReady(rundir, name string) (nodes.Node, nodes.Started, Readiness, error) {
 	n, r, err := readRecord(nil, rundir, name)
-	n.recorded = Started{}
+	n.Recorded = nodes.Started{}
 	if err != nil || r.started().PID == 0 {
 		return n, r.started(), Readiness{LogOffset: -1}, err
 	}

@@ -1,4 +1,4 @@
-package nodes_test
+package record_test
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
@@ -21,21 +21,21 @@ func TestReadRecordRefusesPlanted(t *testing.T) {
 	good := `{"name":"%s","command":["sleep","1"],"pidfile":"/r/x.pid","logfile":"/r/x.log"}`
 	target := filepath.Join(t.TempDir(), "elsewhere.node")
 	os.WriteFile(target, []byte(strings.ReplaceAll(good, "%s", "w1")), 0o644)
-	os.Symlink(target, nodes.RecordPath(rundir, "w1"))
-	mkfifo(nodes.RecordPath(rundir, "w2"))
-	os.WriteFile(nodes.RecordPath(rundir, "w3"), []byte(strings.Repeat(" ", 2<<20)+strings.ReplaceAll(good, "%s", "w3")), 0o644)
-	os.Mkdir(nodes.RecordPath(rundir, "w4"), 0o755)
+	os.Symlink(target, record.Path(rundir, "w1"))
+	mkfifo(record.Path(rundir, "w2"))
+	os.WriteFile(record.Path(rundir, "w3"), []byte(strings.Repeat(" ", 2<<20)+strings.ReplaceAll(good, "%s", "w3")), 0o644)
+	os.Mkdir(record.Path(rundir, "w4"), 0o755)
 	for name, want := range map[string]string{
 		"w1": "is a symbolic link (not followed)",
 		"w2": "is a FIFO, not a regular file",
 		"w3": "larger than 1048576 bytes",
 		"w4": "is a directory, not a regular file",
 	} {
-		if _, err := nodes.ReadRecord(rundir, name); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := record.Read(rundir, name); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ReadRecord %s: %v; want %q", name, err, want)
 		}
 	}
-	if _, err := nodes.ReadRecord(rundir, "w5"); !errors.Is(err, os.ErrNotExist) {
+	if _, err := record.Read(rundir, "w5"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("absent record: %v", err)
 	}
 }
@@ -52,11 +52,11 @@ func TestRefusePlantedByOtherUser(t *testing.T) {
 	shared := filepath.Join(t.TempDir(), "shared")
 	os.Mkdir(shared, 0o755)
 	os.Chmod(shared, 0o777|os.ModeSticky)
-	nodes.AcceptShared(shared, nil) // else refused before any file is looked at
+	record.AcceptShared(shared, nil) // else refused before any file is looked at
 	pidpath := filepath.Join(shared, "w1.pid")
 	os.WriteFile(pidpath, []byte("4242\n"), 0o644)
-	os.WriteFile(nodes.RecordPath(shared, "w1"), []byte(`{"name":"w1","command":["evil"],"pidfile":"/r/x.pid","logfile":"/r/x.log"}`), 0o644)
-	for _, p := range []string{pidpath, nodes.RecordPath(shared, "w1")} {
+	os.WriteFile(record.Path(shared, "w1"), []byte(`{"name":"w1","command":["evil"],"pidfile":"/r/x.pid","logfile":"/r/x.log"}`), 0o644)
+	for _, p := range []string{pidpath, record.Path(shared, "w1")} {
 		if err := os.Chown(p, 65534, 65534); err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +76,7 @@ func TestRefusePlantedByOtherUser(t *testing.T) {
 	check("Acquire", err)
 	check("RemoveStale", pidfile.RemoveStale(pidpath))
 	// A record there is not even opened.
-	if _, err = nodes.ReadRecord(shared, "w1"); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "not read") {
+	if _, err = record.Read(shared, "w1"); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "not read") {
 		t.Errorf("ReadRecord: %v; want it not read", err)
 	}
 	if b, err := os.ReadFile(pidpath); err != nil || string(b) != "4242\n" {
@@ -88,7 +88,7 @@ func TestRefusePlantedByOtherUser(t *testing.T) {
 	if info, err := pidfile.Inspect(pidpath); err != nil || info.State != pidfile.Stale {
 		t.Errorf("Inspect in a safe folder: %+v, %v", info, err)
 	}
-	if _, err := nodes.ReadRecord(shared, "w1"); err != nil {
+	if _, err := record.Read(shared, "w1"); err != nil {
 		t.Errorf("ReadRecord in a safe folder: %v", err)
 	}
 }

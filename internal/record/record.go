@@ -1,4 +1,25 @@
-package nodes
+// Package record keeps node records: one JSON file per node in the
+// rundir, NAME.node, which lets later commands find a node again without
+// its names, files or command (status, stop, restart from another shell),
+// and names the process its last start started ([nodes.Started]) and what
+// that start saw of its readiness check ([Readiness]).
+//
+// A record is written whole and swapped into place ([Write]: the node's
+// spare file, or a temp file, exchanged with the record), so that a
+// reader sees the old record or the new one; it is read without
+// following a link, never from a FIFO, never over 1 MiB, and only as a
+// file nobody else planted ([Read], [ReadAll]). One start of a node at a
+// time decides, spawns and records it ([Lock]). [Resolve] expands a
+// [nodes.Spec] and fills in what it leaves out from the records, as the
+// command line does for every verb; [ResolveNode] does it for a node
+// built without its record, as a library builds it.
+//
+// The rundir is reached by package internal/safefs's walk. Its lock file
+// (.records.lock) lets a command remove the temp files of writers that
+// died (rundir.go); a rundir that others than root and this user can
+// write to, accepted ([AcceptShared]), holds no records: they are
+// neither written nor read there.
+package record
 
 import (
 	"encoding/json"
@@ -14,10 +35,11 @@ import (
 
 	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/internal/safefs"
+	"github.com/multi-launcher/multi/nodes"
 )
 
-// RecordExt ends the name of every node record in a rundir.
-const RecordExt = ".node"
+// Ext ends the name of every node record in a rundir.
+const Ext = ".node"
 
 // record is the JSON form of a node record.
 type record struct {
@@ -31,9 +53,9 @@ type record struct {
 	PidFile string   `json:"pidfile"`
 	LogFile string   `json:"logfile"`
 	// SelfLock: the node locks its pidfile itself.
-	SelfLock bool       `json:"self_lock,omitempty"`
-	Ready    ReadyCheck `json:"ready,omitzero"`
-	// PID and StartTicks: the process that runs the node (see [Started]).
+	SelfLock bool             `json:"self_lock,omitempty"`
+	Ready    nodes.ReadyCheck `json:"ready,omitzero"`
+	// PID and StartTicks: the process that runs the node (see [nodes.Started]).
 	PID        int    `json:"pid,omitempty"`
 	StartTicks uint64 `json:"start_ticks,omitempty"`
 	PidfdIno   uint64 `json:"pidfd_ino,omitempty"`
@@ -49,29 +71,29 @@ type record struct {
 	LogOffset   *int64 `json:"log_offset,omitempty"`
 }
 
-// RecordPath returns where the record of the node named name lives.
-func RecordPath(rundir, name string) string {
-	return filepath.Join(rundir, name+RecordExt)
+// Path returns where the record of the node named name lives.
+func Path(rundir, name string) string {
+	return filepath.Join(rundir, name+Ext)
 }
 
-// WriteRecord records n in rundir, creating the folder if needed, so that
+// Write records n in rundir, creating the folder if needed, so that
 // later commands can find its files and restart it without repeating its
 // command. The write is atomic: a reader sees the old record or the new one,
 // never a mix, even if the writer dies half way.
-func WriteRecord(rundir string, n Node) error {
-	return WriteRecordStarted(rundir, n, Started{})
+func Write(rundir string, n nodes.Node) error {
+	return WriteStarted(rundir, n, nodes.Started{})
 }
 
-// WriteRecordStarted records n like [WriteRecord], with the process that
+// WriteStarted records n like [Write], with the process that
 // runs it, so that a node which lets go of its lock can still be found.
-func WriteRecordStarted(rundir string, n Node, s Started) error {
-	return WriteRecordReady(rundir, n, s, Readiness{LogOffset: -1})
+func WriteStarted(rundir string, n nodes.Node, s nodes.Started) error {
+	return WriteReady(rundir, n, s, Readiness{LogOffset: -1})
 }
 
-// WriteRecordReady records n like [WriteRecordStarted], with what the
+// WriteReady records n like [WriteStarted], with what the
 // start of its process s saw of its readiness check.
-func WriteRecordReady(rundir string, n Node, s Started, rd Readiness) error {
-	if err := CheckName(n.Name); err != nil {
+func WriteReady(rundir string, n nodes.Node, s nodes.Started, rd Readiness) error {
+	if err := nodes.CheckName(n.Name); err != nil {
 		return err
 	}
 	rb, err := encodeRecord(n, s, rd)
@@ -80,7 +102,7 @@ func WriteRecordReady(rundir string, n Node, s Started, rd Readiness) error {
 	}
 	defer recordBufs.Put(rb)
 	data := rb.buf.Bytes() // the record and its newline
-	path := RecordPath(rundir, n.Name)
+	path := Path(rundir, n.Name)
 	if len(data)-1 >= maxRecord {
 		return tooLarge(n, path, len(data)-1)
 	}
@@ -162,7 +184,7 @@ func WriteRecordReady(rundir string, n Node, s Started, rd Readiness) error {
 // encodeRecord is the record of n with its process s and its readiness
 // rd as written: indented JSON, then a newline. The caller puts the
 // buffer back into recordBufs once done with its bytes.
-func encodeRecord(n Node, s Started, rd Readiness) (*recordBuf, error) {
+func encodeRecord(n nodes.Node, s nodes.Started, rd Readiness) (*recordBuf, error) {
 	r := record{Name: n.Name, Host: n.Host, Index: n.Index, Command: n.Command, Options: n.Options, Dir: n.Dir,
 		Env: n.Env, PidFile: n.PidFile, LogFile: n.LogFile, SelfLock: n.SelfLock, Ready: n.Ready,
 		PID: s.PID, StartTicks: s.StartTicks, PidfdIno: s.PidfdIno, Cgroup: n.Cgroup, KillMode: n.KillMode}
@@ -179,63 +201,63 @@ func encodeRecord(n Node, s Started, rd Readiness) (*recordBuf, error) {
 	return rb, nil
 }
 
-// ReadRecord reads the record of the node named name from rundir. The
+// Read reads the record of the node named name from rundir. The
 // error wraps [fs.ErrNotExist] when there is none.
-func ReadRecord(rundir, name string) (Node, error) {
-	n, _, err := ReadRecordStarted(rundir, name)
+func Read(rundir, name string) (nodes.Node, error) {
+	n, _, err := ReadStarted(rundir, name)
 	return n, err
 }
 
-// ReadRecordStarted reads a record like [ReadRecord], with the process it
+// ReadStarted reads a record like [Read], with the process it
 // names (zero if none).
-func ReadRecordStarted(rundir, name string) (Node, Started, error) {
+func ReadStarted(rundir, name string) (nodes.Node, nodes.Started, error) {
 	n, r, err := readRecord(nil, rundir, name)
-	n.recorded = Started{}
+	n.Recorded = nodes.Started{}
 	return n, r.started(), err
 }
 
 // readRecord reads a record in the folder d already open, or with d nil in
 // rundir, and returns it also as it is on disk.
-func readRecord(d *safefs.Folder, rundir, name string) (Node, record, error) {
-	if err := CheckName(name); err != nil {
-		return Node{}, record{}, err
+func readRecord(d *safefs.Folder, rundir, name string) (nodes.Node, record, error) {
+	if err := nodes.CheckName(name); err != nil {
+		return nodes.Node{}, record{}, err
 	}
-	path := RecordPath(rundir, name)
+	path := Path(rundir, name)
 	b, err := readRecordFile(d, path)
 	if err != nil {
-		return Node{}, record{}, fmt.Errorf("record %s: %w", path, err)
+		return nodes.Node{}, record{}, fmt.Errorf("record %s: %w", path, err)
 	}
 	var r record
 	if err := json.Unmarshal(b, &r); err != nil {
-		return Node{}, record{}, fmt.Errorf("record %s: %w", path, err)
+		return nodes.Node{}, record{}, fmt.Errorf("record %s: %w", path, err)
 	}
 	if r.Name != name || !filepath.IsAbs(r.PidFile) || !filepath.IsAbs(r.LogFile) || len(r.Options) > len(r.Command) {
-		return Node{}, record{}, fmt.Errorf("record %s: name, pidfile, logfile or command missing or not valid", path)
+		return nodes.Node{}, record{}, fmt.Errorf("record %s: name, pidfile, logfile or command missing or not valid", path)
 	}
-	return Node{Name: r.Name, Host: r.Host, Index: r.Index, Command: r.Command, Options: r.Options,
+	return nodes.Node{Name: r.Name, Host: r.Host, Index: r.Index, Command: r.Command, Options: r.Options,
 		Dir: r.Dir, Env: r.Env, PidFile: r.PidFile, LogFile: r.LogFile, SelfLock: r.SelfLock, Ready: r.Ready,
-		Cgroup: r.Cgroup, KillMode: r.KillMode, recorded: r.started()}, r, nil
+		Cgroup: r.Cgroup, KillMode: r.KillMode, Recorded: r.started()}, r, nil
 }
 
-// ReadRecords reads every node record in rundir, ordered by index and then
+// ReadAll reads every node record in rundir, ordered by index and then
 // by name. A missing rundir holds no records. A record that cannot be read
 // (not valid, too large, planted) is skipped: it returns the others, and
 // an error naming each one skipped.
-func ReadRecords(rundir string) ([]Node, error) {
+func ReadAll(rundir string) ([]nodes.Node, error) {
 	var bad []error
 	ns, err := readRecords(rundir, func(err error) { bad = append(bad, err) })
 	if err != nil {
 		return nil, err
 	}
 	for i := range ns {
-		ns[i].recorded = Started{}
+		ns[i].Recorded = nodes.Started{}
 	}
 	return ns, errors.Join(bad...)
 }
 
-// readRecords is ReadRecords, calling skipped with the error of each
+// readRecords is ReadAll, calling skipped with the error of each
 // record it skips; the error is the rundir's.
-func readRecords(rundir string, skipped func(error)) ([]Node, error) {
+func readRecords(rundir string, skipped func(error)) ([]nodes.Node, error) {
 	d, err := safefs.OpenFolder(rundir, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -255,10 +277,10 @@ func readRecords(rundir string, skipped func(error)) ([]Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rundir %s: %w", rundir, err)
 	}
-	var out []Node
+	var out []nodes.Node
 	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), RecordExt)
-		if !ok || !e.Type().IsRegular() || CheckName(name) != nil {
+		name, ok := strings.CutSuffix(e.Name(), Ext)
+		if !ok || !e.Type().IsRegular() || nodes.CheckName(name) != nil {
 			continue
 		}
 		n, _, err := readRecord(d, rundir, name)
@@ -281,103 +303,47 @@ func readRecords(rundir string, skipped func(error)) ([]Node, error) {
 	return out, nil
 }
 
-// Resolve expands the spec like [Spec.Nodes] and fills in, from the records
-// in the rundir, whatever the spec leaves out: a node's pidfile and logfile
-// when no template was given for it, its command and working directory
-// when the spec has no command. Options given without a command replace
-// the recorded options of the recorded command. With no names it returns
-// every recorded node, and [ErrNoNodes] when there are none.
-func (s Spec) Resolve() ([]Node, error) {
-	rundir := s.RunDir
-	if rundir == "" {
-		rundir = DefaultRunDir()
+// Remove removes the record of the node named name from rundir,
+// reaching the rundir without following an untrusted link (see
+// [safefs.OpenFolder]), so that a rundir swapped for a link cannot make
+// root remove a file elsewhere. The error wraps [fs.ErrNotExist] when
+// there is no record.
+func Remove(rundir, name string) error { return removeRecord(rundir, name, nil) }
+
+// removeRecord is [Remove]; held, when not nil, is the node's
+// record lock file as the caller holds it.
+func removeRecord(rundir, name string, held *os.File) error {
+	if err := nodes.CheckName(name); err != nil {
+		return err
 	}
-	if s.AllowSharedFolders {
-		AcceptShared(rundir, nil)
-	}
-	// The records read already (all of them, with no names), else read
-	// here, each through one opening of the rundir.
-	skipped := s.Skipped
-	if skipped == nil {
-		skipped = func(error) {}
-	}
-	var recorded map[string]Node
-	if len(s.Names) == 0 {
-		recs, err := readRecords(rundir, skipped)
-		if err != nil {
-			return nil, err
-		}
-		if len(recs) == 0 && s.AllowSharedFolders && safefs.SharedFolder(rundir) {
-			return nil, fmt.Errorf("%w, and records in %s are %w", ErrNoNodes, rundir, errShared)
-		}
-		if len(recs) == 0 {
-			return nil, fmt.Errorf("%w, and none recorded in %s", ErrNoNodes, rundir)
-		}
-		names := make([]string, len(recs))
-		recorded = make(map[string]Node, len(recs))
-		for i, r := range recs {
-			names[i] = r.Name + "@" + r.Host
-			recorded[r.Name] = r
-		}
-		s.Names, s.Prefix = names, ""
-	} else {
-		cleanRunDir(rundir) // ReadRecords did it in the branch above
-	}
-	ns, explicit, err := s.nodes()
+	path := Path(rundir, name)
+	d, err := safefs.OpenFolder(rundir, false)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("record %s: %w", path, err)
 	}
-	if s.AllowSharedFolders {
-		AcceptShared("", ns)
+	defer d.Close()
+	if d.Shared() {
+		return fmt.Errorf("record %s: %w", path, errShared)
 	}
-	var d *safefs.Folder
-	if recorded == nil {
-		if d, err = safefs.OpenFolder(rundir, false); err == nil {
-			defer d.Close()
-		} else {
-			d = nil // ReadRecord says why, node by node, as before
+	if err := d.Remove(filepath.Base(path)); err != nil {
+		if held != nil {
+			removeRecordLock(d, name, held) // made by the caller's lock
 		}
+		return fmt.Errorf("record %s: %w", path, safefs.BareErr(err))
 	}
-	read := func(name string) (Node, error) {
-		if rec, ok := recorded[name]; ok {
-			return rec, nil
-		}
-		rec, _, err := readRecord(d, rundir, name)
-		return rec, err
+	d.Remove(spareName(name)) // the previous record's file, if any
+	removeRecordLock(d, name, held)
+	return nil
+}
+
+// started is the process r names, zero if none. A pid written in another
+// pid namespace (a rundir shared with a container) names no process here.
+func (r record) started() nodes.Started {
+	if r.PID <= 0 || r.StartTicks == 0 {
+		return nodes.Started{}
 	}
-	for i := range ns {
-		rec, err := read(ns[i].Name)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil && (d == nil && recorded == nil) {
-			return nil, err // the rundir's, not the record's
-		}
-		if err != nil {
-			// As if absent: forget can remove it, start can replace it.
-			skipped(err)
-			continue
-		}
-		if !explicit[i].pidfile {
-			ns[i].PidFile = rec.PidFile
-		}
-		if !explicit[i].logfile {
-			ns[i].LogFile = rec.LogFile
-		}
-		ns[i].takeRecorded(rec)
-		if len(s.Command) > 0 {
-			continue
-		}
-		ns[i].Dir, ns[i].SelfLock, ns[i].Ready = rec.Dir, rec.SelfLock || s.SelfLock, orCheck(ns[i].Ready, rec.Ready)
-		if len(s.Env) == 0 {
-			ns[i].Env = rec.Env
-		}
-		if len(s.Options) == 0 {
-			ns[i].Command, ns[i].Options = rec.Command, rec.Options
-			continue
-		}
-		base := rec.Command[:len(rec.Command)-len(rec.Options)]
-		ns[i].Command = append(append([]string{}, base...), ns[i].Options...)
+	if r.PidNS != 0 && r.PidNS != proc.PidNamespace() {
+		return nodes.Started{}
 	}
-	return ns, nil
+	return nodes.Started{PID: r.PID, StartTicks: r.StartTicks, PidfdIno: r.PidfdIno}
 }

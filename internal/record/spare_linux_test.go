@@ -1,4 +1,4 @@
-package nodes_test
+package record_test
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/nodes"
 	"golang.org/x/sys/unix"
 )
@@ -38,18 +39,18 @@ func TestRecordRewriteMakesNoFile(t *testing.T) {
 	rundir, n := spareTestNode(t)
 	seen := map[uint64]bool{}
 	for pid := 100; pid < 106; pid++ {
-		if err := nodes.WriteRecordStarted(rundir, n, nodes.Started{PID: pid, StartTicks: 7}); err != nil {
+		if err := record.WriteStarted(rundir, n, nodes.Started{PID: pid, StartTicks: 7}); err != nil {
 			t.Fatal(err)
 		}
-		seen[inode(t, nodes.RecordPath(rundir, n.Name))] = true
-		if _, s, err := nodes.ReadRecordStarted(rundir, n.Name); err != nil || s.PID != pid {
+		seen[inode(t, record.Path(rundir, n.Name))] = true
+		if _, s, err := record.ReadStarted(rundir, n.Name); err != nil || s.PID != pid {
 			t.Fatalf("after writing pid %d: %+v, %v", pid, s, err)
 		}
 	}
 	if len(seen) > 2 {
 		t.Errorf("the record was %d files over 6 writes; want 2 (the record and its spare, swapped)", len(seen))
 	}
-	if err := nodes.RemoveRecord(rundir, n.Name); err != nil {
+	if err := record.Remove(rundir, n.Name); err != nil {
 		t.Fatal(err)
 	}
 	if ents, _ := os.ReadDir(rundir); len(ents) != 1 {
@@ -62,8 +63,8 @@ func TestRecordRewriteMakesNoFile(t *testing.T) {
 func TestRecordSpareNotRewrittenWhileRead(t *testing.T) {
 	t.Parallel()
 	rundir, n := spareTestNode(t)
-	path := nodes.RecordPath(rundir, n.Name)
-	if err := nodes.WriteRecordStarted(rundir, n, nodes.Started{PID: 101, StartTicks: 7}); err != nil {
+	path := record.Path(rundir, n.Name)
+	if err := record.WriteStarted(rundir, n, nodes.Started{PID: 101, StartTicks: 7}); err != nil {
 		t.Fatal(err)
 	}
 	// A reader opens the record and locks it, as ReadRecord does.
@@ -79,7 +80,7 @@ func TestRecordSpareNotRewrittenWhileRead(t *testing.T) {
 	// Two writes: the first swaps the reader's file out, the second would
 	// rewrite it as the spare.
 	for _, pid := range []int{102, 103} {
-		if err := nodes.WriteRecordStarted(rundir, n, nodes.Started{PID: pid, StartTicks: 7}); err != nil {
+		if err := record.WriteStarted(rundir, n, nodes.Started{PID: pid, StartTicks: 7}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -88,7 +89,7 @@ func TestRecordSpareNotRewrittenWhileRead(t *testing.T) {
 	if string(buf[:k]) != string(before) {
 		t.Errorf("the reader's file was rewritten under it:\n%s\nwant\n%s", buf[:k], before)
 	}
-	if _, s, err := nodes.ReadRecordStarted(rundir, n.Name); err != nil || s.PID != 103 {
+	if _, s, err := record.ReadStarted(rundir, n.Name); err != nil || s.PID != 103 {
 		t.Errorf("record: %+v, %v; want pid 103", s, err)
 	}
 }
@@ -98,7 +99,7 @@ func TestRecordSpareNotRewrittenWhileRead(t *testing.T) {
 func TestRecordSpareRefusesLink(t *testing.T) {
 	t.Parallel()
 	rundir, n := spareTestNode(t)
-	if err := nodes.WriteRecord(rundir, n); err != nil {
+	if err := record.Write(rundir, n); err != nil {
 		t.Fatal(err)
 	}
 	victim := filepath.Join(t.TempDir(), "victim")
@@ -110,7 +111,7 @@ func TestRecordSpareRefusesLink(t *testing.T) {
 	if err := os.Link(victim, spare); err != nil {
 		t.Skip("cannot hard-link here:", err)
 	}
-	if err := nodes.WriteRecordStarted(rundir, n, nodes.Started{PID: 104, StartTicks: 7}); err != nil {
+	if err := record.WriteStarted(rundir, n, nodes.Started{PID: 104, StartTicks: 7}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "keep\n" {
@@ -123,7 +124,7 @@ func TestRecordSpareRefusesLink(t *testing.T) {
 func TestRecordConcurrentRewrites(t *testing.T) {
 	t.Parallel()
 	rundir, n := spareTestNode(t)
-	if err := nodes.WriteRecord(rundir, n); err != nil {
+	if err := record.Write(rundir, n); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -133,7 +134,7 @@ func TestRecordConcurrentRewrites(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 50; i++ {
-				if err := nodes.WriteRecordStarted(rundir, n, nodes.Started{PID: 1000 + i, StartTicks: 7}); err != nil {
+				if err := record.WriteStarted(rundir, n, nodes.Started{PID: 1000 + i, StartTicks: 7}); err != nil {
 					errs <- err
 					return
 				}
@@ -142,7 +143,7 @@ func TestRecordConcurrentRewrites(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 50; i++ {
-				got, _, err := nodes.ReadRecordStarted(rundir, n.Name)
+				got, _, err := record.ReadStarted(rundir, n.Name)
 				if err != nil || got.Name != n.Name {
 					errs <- fmt.Errorf("read %d: %+v, %v", i, got, err)
 					return

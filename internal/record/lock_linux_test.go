@@ -1,4 +1,4 @@
-package nodes_test
+package record_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/internal/record"
 )
 
 // A node's record lock is held by one at a time, in one process as
@@ -18,7 +18,7 @@ func TestRecordLock(t *testing.T) {
 	rundir, n := spareTestNode(t)
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
-	lk, err := nodes.LockRecord(context.Background(), rundir, n.Name)
+	lk, err := record.Lock(context.Background(), rundir, n.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,29 +27,29 @@ func TestRecordLock(t *testing.T) {
 		t.Errorf("lock file: %v, %v; want mode 0600", st, err)
 	}
 	// Held: a second locker waits, here until its (ended) context says no.
-	if _, err := nodes.LockRecord(done, rundir, n.Name); !errors.Is(err, context.Canceled) {
+	if _, err := record.Lock(done, rundir, n.Name); !errors.Is(err, context.Canceled) {
 		t.Errorf("LockRecord while held: %v; want it to wait (context.Canceled)", err)
 	}
-	if err := nodes.WriteRecord(rundir, n); err != nil {
+	if err := record.Write(rundir, n); err != nil {
 		t.Fatal(err)
 	}
 	// Held: RemoveRecord leaves the lock file.
-	if err := nodes.RemoveRecord(rundir, n.Name); err != nil {
+	if err := record.Remove(rundir, n.Name); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(lockFile); err != nil {
 		t.Errorf("lock file removed while held: %v", err)
 	}
 	lk.Unlock()
-	lk2, err := nodes.LockRecord(done, rundir, n.Name)
+	lk2, err := record.Lock(done, rundir, n.Name)
 	if err != nil {
 		t.Fatalf("LockRecord once let go: %v", err)
 	}
 	lk2.Unlock()
-	if err := nodes.WriteRecord(rundir, n); err != nil {
+	if err := record.Write(rundir, n); err != nil {
 		t.Fatal(err)
 	}
-	if err := nodes.RemoveRecord(rundir, n.Name); err != nil {
+	if err := record.Remove(rundir, n.Name); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(lockFile); !errors.Is(err, os.ErrNotExist) {

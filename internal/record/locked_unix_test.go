@@ -1,6 +1,6 @@
 //go:build unix
 
-package nodes_test
+package record_test
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -28,11 +29,11 @@ func TestReadRecordsIgnoresOthersFlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, n := range ns {
-		if err := nodes.WriteRecordStarted(rundir, n, nodes.Started{PID: 1000 + i, StartTicks: 7}); err != nil {
+		if err := record.WriteStarted(rundir, n, nodes.Started{PID: 1000 + i, StartTicks: 7}); err != nil {
 			t.Fatal(err)
 		}
 		// As another user would: opened read-only, locked exclusively.
-		f, err := os.Open(nodes.RecordPath(rundir, n.Name))
+		f, err := os.Open(record.Path(rundir, n.Name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,9 +48,9 @@ func TestReadRecordsIgnoresOthersFlock(t *testing.T) {
 	}
 	done := make(chan read, 1)
 	go func() {
-		recs, err := nodes.ReadRecords(rundir)
+		recs, err := record.ReadAll(rundir)
 		for _, n := range recs {
-			if _, s, err2 := nodes.ReadRecordStarted(rundir, n.Name); err2 != nil || s.PID < 1000 {
+			if _, s, err2 := record.ReadStarted(rundir, n.Name); err2 != nil || s.PID < 1000 {
 				err = fmt.Errorf("%s: %+v, %v", n.Name, s, err2)
 			}
 		}
