@@ -14,8 +14,10 @@
 //   - [Inspect] asks the kernel who holds it (F_GETLK), as an [Info] in a
 //     [State]; [Open] returns a [Handle] that asks again and again;
 //   - [RemoveStale] removes a pidfile nobody holds, under a brief lock of
-//     its own so that it never removes a live one;
-//   - [ParsePID] reads the text, which is only a hint.
+//     its own so that it never removes a live one ([OpenToRemove],
+//     [Folders] and [OpenForChild] serve multi's own stop and start, not
+//     a program that locks its own pidfile);
+//   - the pid in the text ([Info.FilePID]) is only a hint.
 //
 // Pidfiles are opened without following a symbolic link that someone
 // else could have planted (see Folders and links below). The locks are
@@ -119,8 +121,8 @@ func (s *State) UnmarshalText(b []byte) error {
 	return fmt.Errorf("pidfile: unknown state %q", b)
 }
 
-// MaxPID is the largest pid Linux can hand out (PID_MAX_LIMIT on 64-bit).
-const MaxPID = 1 << 22
+// maxPID is the largest pid Linux can hand out (PID_MAX_LIMIT on 64-bit).
+const maxPID = 1 << 22
 
 // Info is a snapshot of a pidfile: the kernel's view of its lock and the
 // pid its text names.
@@ -143,10 +145,10 @@ type Info struct {
 // that cannot ask the kernel.
 func (i Info) Mismatch() bool { return i.State == Running && i.FilePID != i.PID }
 
-// ParsePID parses a pidfile's text: decimal digits and a newline on the
-// first line, nothing else on it, a value from 2 to [MaxPID]. Signs, spaces
+// parsePID parses a pidfile's text: decimal digits and a newline on the
+// first line, nothing else on it, a value from 2 to maxPID. Signs, spaces
 // and missing newlines are refused rather than guessed at.
-func ParsePID(b []byte) (int, error) {
+func parsePID(b []byte) (int, error) {
 	line, _, ok := bytes.Cut(b, []byte("\n"))
 	switch {
 	case len(b) == 0:
@@ -163,7 +165,7 @@ func ParsePID(b []byte) (int, error) {
 		}
 		pid = pid*10 + int(c-'0')
 	}
-	if pid < 2 || pid > MaxPID || line[0] == '0' {
+	if pid < 2 || pid > maxPID || line[0] == '0' {
 		return 0, fmt.Errorf("%w: pid %s out of range", ErrBadPidfile, line)
 	}
 	return pid, nil
