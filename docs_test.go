@@ -413,8 +413,8 @@ func TestDocsCheckFails(t *testing.T) {
 		t.Errorf("a page naming 9 things that do not exist: %d errors, want 9: %v", len(errs), errs)
 	}
 	good := "```\nmulti/\n  verbs.go   Cluster.StopWait, CheckPID\n```\n" +
-		"`multi/verbs.go`, `waiter/fds_*.go`, `SignalKeep`, `Spec.Resolve`, `pidfile.OpenClaim`, `(*Cluster).Start`, `multi/`, `exec.Cmd`\n"
-	table := "| `waiter` | waiting | nothing |\n| `nosuch` | x | nothing |\n| `multi` | x | `internal/cgroup`, `internal/launch`, `internal/pin`, `internal/ready`, `internal/runtag`, `internal/supervise`, `nodes`, `nodes/pidfile`, `waiter` |\n"
+		"`multi/verbs.go`, `waiter/fds_*.go`, `SignalKeep`, `Spec.Nodes`, `pidfile.OpenForChild`, `(*Cluster).Start`, `multi/`, `exec.Cmd`\n"
+	table := "| `waiter` | waiting | nothing |\n| `nosuch` | x | nothing |\n| `multi` | x | `internal/cgroup`, `internal/launch`, `internal/pin`, `internal/proc`, `internal/ready`, `internal/record`, `internal/runtag`, `internal/safefs`, `internal/supervise`, `nodes`, `nodes/pidfile`, `waiter` |\n"
 	if errs := checkImports(d, table); len(errs) != 2 {
 		t.Errorf("a table with waiter importing nothing and a package that does not exist: %v, want 2 errors", errs)
 	}

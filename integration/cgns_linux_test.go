@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/internal/cgroup"
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/multi"
-	"github.com/multi-launcher/multi/nodes"
 )
 
 // TestRunCgroupNamespace: multi run as PID 1 of a private cgroup and pid
@@ -268,7 +268,7 @@ func cgroupProcs(t *testing.T, dir string) []int {
 
 // comm is pid's command name.
 func comm(pid int) string {
-	if p, err := nodes.ReadProc(pid); err == nil {
+	if p, err := proc.Read(pid); err == nil {
 		return p.Comm
 	}
 	return fmt.Sprint("pid ", pid, " gone")

@@ -10,7 +10,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/multi-launcher/multi/internal/cgroup"
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/internal/proc"
+	"github.com/multi-launcher/multi/internal/record"
 )
 
 // marked MARK N checks that exactly N live processes (a zombie is gone)
@@ -56,7 +57,7 @@ func marked(mark string) []int {
 		if err != nil || !bytes.Contains(b, []byte(mark)) {
 			continue
 		}
-		if p, err := nodes.ReadProc(pid); err == nil && !p.Gone() {
+		if p, err := proc.Read(pid); err == nil && !p.Gone() {
 			pids = append(pids, pid)
 		}
 	}
@@ -80,7 +81,7 @@ func canCgroup() bool {
 // killCgroups kills what is left in the cgroups of the nodes recorded in
 // rundir: a script that fails half way leaks no tree.
 func killCgroups(rundir string) {
-	ns, _ := nodes.ReadRecords(rundir)
+	ns, _ := record.ReadAll(rundir)
 	for _, n := range ns {
 		if n.Cgroup != "" {
 			cgroup.Kill(n.Cgroup, rundir, n.Name)

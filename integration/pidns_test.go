@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/unix"
 )
@@ -185,7 +185,7 @@ func reapOrphan(pid int, mine []*exec.Cmd) {
 }
 
 func ppid(pid int) int {
-	p, err := nodes.ReadProc(pid)
+	p, err := proc.Read(pid)
 	if err != nil {
 		return 0
 	}

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
@@ -307,7 +308,7 @@ func cmdWaitGone(ts *testscript.TestScript, neg bool, args []string) {
 
 // gone reports whether pid has exited: no such process, or a zombie.
 func gone(pid int) bool {
-	p, err := nodes.ReadProc(pid)
+	p, err := proc.Read(pid)
 	return err != nil || p.Gone()
 }
 
@@ -372,7 +373,7 @@ func allStopped(pid int) bool {
 		return true
 	}
 	for _, task := range tasks {
-		p, err := nodes.ReadProcAt(filepath.Join(fmt.Sprintf("/proc/%d/task", pid), task.Name(), "stat"))
+		p, err := proc.ReadAt(filepath.Join(fmt.Sprintf("/proc/%d/task", pid), task.Name(), "stat"))
 		if err != nil {
 			continue
 		}
@@ -456,7 +457,7 @@ func cmdZombie(ts *testscript.TestScript, neg bool, args []string) {
 // procState returns a process's state letter from /proc/PID/stat, 0 when
 // there is no such process.
 func procState(pid int) byte {
-	p, err := nodes.ReadProc(pid)
+	p, err := proc.Read(pid)
 	if err != nil {
 		return 0
 	}

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/internal/record"
 	"golang.org/x/sys/unix"
 )
 
@@ -89,7 +89,7 @@ func TestForgedRecordNotTrusted(t *testing.T) {
 	theirs := filepath.Join(base, "theirs")
 	mustOK(t, os.Mkdir(theirs, 0o755))
 	mustOK(t, os.Chown(theirs, nobody, nobody))
-	nodes.AcceptShared(theirs, nil) // for killHolder, in this process
+	record.AcceptShared(theirs, nil) // for killHolder, in this process
 	forged := func(name string) string {
 		return `{"name":"` + name + `","command":["sh","-c","id -u > ` + marker + `"],` +
 			`"pidfile":"` + filepath.Join(out, name+".pid") + `","logfile":"` + filepath.Join(out, name+".log") + `"}`

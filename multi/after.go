@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/internal/pin"
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -82,13 +83,13 @@ func (s *stopWaiter) lookSessions() {
 		want := map[int]bool{}
 		for i, r := range rs {
 			// The process signalled: its session is the one to wait for.
-			if sts[i] = r.Node.Recorded(); sts[i].PID == 0 {
+			if sts[i] = r.Node.Recorded; sts[i].PID == 0 {
 				sts[i] = s.c.recordedProcess(r.Node)
 			}
 			want[sts[i].PID] = sts[i].PID > 0
 		}
-		procs, err := nodes.ReadSessions(want)
-		bySession := map[int][]nodes.Proc{}
+		procs, err := proc.ReadSessions(want)
+		bySession := map[int][]proc.Stat{}
 		for _, p := range procs {
 			bySession[p.Session] = append(bySession[p.Session], p)
 		}

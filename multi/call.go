@@ -11,6 +11,7 @@ import (
 
 	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/launch"
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/waiter"
 )
@@ -120,7 +121,7 @@ func (c *call) report(r *Result) {
 
 func (c *call) results() []Result {
 	if c.AllowSharedFolders {
-		nodes.AcceptShared(c.rundir(), c.Nodes)
+		record.AcceptShared(c.rundir(), c.Nodes)
 	}
 	out := make([]Result, len(c.Nodes))
 	now := time.Now()

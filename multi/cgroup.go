@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/internal/cgroup"
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
@@ -54,7 +55,7 @@ func countProcs(n int, many, one string) string {
 func describePids(pids []int) string {
 	var names []string
 	for _, pid := range pids {
-		if p, err := nodes.ReadProc(pid); err == nil && p.Comm != "" {
+		if p, err := proc.Read(pid); err == nil && p.Comm != "" {
 			names = append(names, fmt.Sprintf("pid %d (%s)", pid, p.Comm))
 		} else {
 			names = append(names, fmt.Sprintf("pid %d", pid))

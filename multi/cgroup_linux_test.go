@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/nodes"
 )
@@ -32,7 +33,7 @@ func TestStopRemovesEmptyCgroup(t *testing.T) {
 	if _, err := c.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := nodes.ReadRecord(dir, "w1")
+	rec, err := record.Read(dir, "w1")
 	if err != nil {
 		t.Fatal(err)
 	}

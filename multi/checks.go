@@ -5,8 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/internal/runtag"
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/internal/safefs"
 )
 
 // The checks every verb that starts makes before anything starts.
@@ -14,7 +15,7 @@ import (
 // makeRunDir makes the rundir, and when it cannot, fails every result, so
 // that no node starts when none could be recorded.
 func (c *call) makeRunDir(op string, results []Result) bool {
-	err := nodes.MakeDir(c.rundir())
+	err := safefs.MakeDir(c.rundir())
 	if err == nil {
 		return true
 	}
@@ -56,7 +57,7 @@ func (c *call) checkDistinct(op string, results []Result) bool {
 // the node would run unrecorded, so the verb does nothing.
 func (c *call) checkRecords(op string, results []Result) bool {
 	for _, n := range c.Nodes {
-		if err := nodes.CheckRecord(c.rundir(), n); err != nil {
+		if err := record.CheckSize(c.rundir(), n); err != nil {
 			for i := range results {
 				results[i].fail(op, fmt.Errorf("%w; nothing done", err))
 			}
@@ -79,7 +80,7 @@ func (c *call) checkFiles(op string, results []Result) bool {
 	rundir := filepath.Clean(c.rundir())
 	multis := func(p string) bool {
 		b := filepath.Base(p)
-		return filepath.Dir(p) == rundir && (strings.HasPrefix(b, ".") || strings.HasSuffix(b, nodes.RecordExt) ||
+		return filepath.Dir(p) == rundir && (strings.HasPrefix(b, ".") || strings.HasSuffix(b, record.Ext) ||
 			strings.HasSuffix(b, runtag.Ext) || strings.HasSuffix(b, runtag.FatalExt))
 	}
 	var err error

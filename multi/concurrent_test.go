@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 )
@@ -76,7 +77,7 @@ func TestFromSpecOneRunDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.StopWait(ctx, multi.StopOptions{})
-	for _, f := range []string{nodes.RecordPath(dir, "w1"), c.Nodes[0].PidFile, c.Nodes[0].LogFile} {
+	for _, f := range []string{record.Path(dir, "w1"), c.Nodes[0].PidFile, c.Nodes[0].LogFile} {
 		if _, err := os.Stat(f); err != nil {
 			t.Errorf("%v; want it in %s", err, dir)
 		}

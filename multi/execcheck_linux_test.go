@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
@@ -61,8 +62,8 @@ exit 1
 		}
 		for _, pid := range tries {
 			testutil.PollUntil(t, what+": the daemon of a try, pid "+strconv.Itoa(pid)+", to be gone", func() bool {
-				b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-				return err != nil || strings.Contains(string(b), ") Z ") // a zombie is gone
+				p, err := proc.Read(pid)
+				return err != nil || p.Gone() // a zombie is gone
 			})
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -56,7 +57,7 @@ func startForked(t *testing.T, name string) (nodes.Node, int, int) {
 
 // exited reports whether pid is gone or a zombie.
 func exited(pid int) bool {
-	p, err := nodes.ReadProc(pid)
+	p, err := proc.Read(pid)
 	return err != nil || p.Gone()
 }
 

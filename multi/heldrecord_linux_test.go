@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
@@ -33,7 +34,7 @@ func TestHeldRecord(t *testing.T) {
 		t.Fatalf("w1: %+v, %v; want running", info, err)
 	}
 	p := info.PID
-	_, live, err := nodes.ReadRecordStarted(c.RunDir, "w1")
+	_, live, err := record.ReadStarted(c.RunDir, "w1")
 	if err != nil || live.PID != p {
 		t.Fatalf("w1's record: %+v, %v; want pid %d", live, err, p)
 	}
@@ -54,7 +55,7 @@ func TestHeldRecord(t *testing.T) {
 		{"prev gone, winner not recorded yet", nodes.Started{}, dead, nodes.Started{}, true},
 		{"no prev process", nodes.Started{}, nodes.Started{}, nodes.Started{}, true},
 	} {
-		if err := nodes.WriteRecordStarted(c.RunDir, n, tc.record); err != nil {
+		if err := record.WriteStarted(c.RunDir, n, tc.record); err != nil {
 			t.Fatal(err)
 		}
 		st, put := c.call(StopOptions{}.plan()).heldRecord(n, tc.prev, p)

@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"github.com/multi-launcher/multi/internal/pin"
+	"github.com/multi-launcher/multi/internal/record"
 
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -20,7 +21,7 @@ import (
 // its node hold the lock yet: start writes a record without a process
 // before it spawns the node).
 func (c *call) recordedProcess(n nodes.Node) nodes.Started {
-	rec, st, err := nodes.ReadRecordStarted(c.rundir(), n.Name)
+	rec, st, err := record.ReadStarted(c.rundir(), n.Name)
 	if err != nil || rec.PidFile != n.PidFile {
 		return nodes.Started{}
 	}
@@ -30,13 +31,13 @@ func (c *call) recordedProcess(n nodes.Node) nodes.Started {
 // treeResults is results for a verb that acts on running trees (stop,
 // stopwait, kill, send, restart): a node built with nodes.Spec.Nodes (no
 // cgroup, no recorded process) takes from its record where its start put
-// its tree, and the process it names (nodes.ResolveRecorded); without
+// its tree, and the process it names (record.ResolveNode); without
 // them a stop would take the node's session for its tree, miss what left
 // the session, and leave the cgroup folder behind.
 func (c *call) treeResults() []Result {
 	results := c.results()
 	for i := range results {
-		results[i].Node = nodes.ResolveRecorded(c.rundir(), results[i].Node)
+		results[i].Node = record.ResolveNode(c.rundir(), results[i].Node)
 	}
 	return results
 }
@@ -48,7 +49,7 @@ func (c *call) treeResults() []Result {
 // before a concurrent start recorded its node is read once more before
 // the holder is called a mismatch.
 func (c *call) signalRecorded(n nodes.Node, sig syscall.Signal, dirs *pidfile.Folders, keep bool) (pidfile.Info, *pidfile.Handle, *os.File, error) {
-	want := n.Recorded()
+	want := n.Recorded
 	if want.PID == 0 {
 		want = c.recordedProcess(n)
 	}
@@ -103,7 +104,7 @@ func (c *call) killRecorded(n nodes.Node, t waiter.Target, sig syscall.Signal) e
 // back: the record names the holder by now, written by the start that
 // started it.
 func (c *call) heldRecord(n nodes.Node, prev nodes.Started, pid int) (st nodes.Started, put bool) {
-	if _, cur, err := nodes.ReadRecordStarted(c.rundir(), n.Name); err == nil && cur.PID == pid && cur != prev {
+	if _, cur, err := record.ReadStarted(c.rundir(), n.Name); err == nil && cur.PID == pid && cur != prev {
 		return nodes.Started{}, false
 	}
 	if prev.PID == 0 {

@@ -12,8 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/multi-launcher/multi/internal/pin"
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/multi"
-	"github.com/multi-launcher/multi/nodes"
 )
 
 // TestHolderMismatchNotSignalled: w2's pidfile renamed over w1's (a user
@@ -70,7 +70,7 @@ func TestHolderMismatchNotSignalled(t *testing.T) {
 			t.Errorf("%s: outcome %v; want Failed", v.name, res[0].Outcome)
 		}
 	}
-	_, want, err := nodes.ReadRecordStarted(c.RunDir, "w1")
+	_, want, err := record.ReadStarted(c.RunDir, "w1")
 	if err != nil || want.PID != p1 {
 		t.Fatalf("w1's record: %+v, %v; want pid %d", want, err, p1)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/internal/pin"
+	"github.com/multi-launcher/multi/internal/record"
 
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -19,7 +20,7 @@ func (c *call) lostCandidate(n nodes.Node, info pidfile.Info) (nodes.Started, bo
 	if info.State != pidfile.Absent && info.State != pidfile.Stale {
 		return nodes.Started{}, false
 	}
-	rec, st, err := nodes.ReadRecordStarted(c.rundir(), n.Name)
+	rec, st, err := record.ReadStarted(c.rundir(), n.Name)
 	if err != nil || st.PID == 0 || rec.PidFile != n.PidFile {
 		return nodes.Started{}, false
 	}

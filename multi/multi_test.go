@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
@@ -154,7 +155,7 @@ func TestStartStatusStopWait(t *testing.T) {
 		if got := holderOf(t, c.Nodes[i]); r.PID != got || r.Outcome != multi.Started || r.String() != fmt.Sprintf("w%d: started (pid %d)", i+1, got) {
 			t.Errorf("result %q; holder %d", r, got)
 		}
-		if rec, err := nodes.ReadRecord(c.RunDir, r.Node.Name); err != nil || rec.Command[0] != "sleep" {
+		if rec, err := record.Read(c.RunDir, r.Node.Name); err != nil || rec.Command[0] != "sleep" {
 			t.Errorf("record: %+v, %v", rec, err)
 		}
 	}
@@ -209,7 +210,7 @@ func TestStartFailures(t *testing.T) {
 	if _, err := os.Lstat(c.Nodes[0].PidFile); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("pidfile left behind by a failed start: %v", err)
 	}
-	if _, err := nodes.ReadRecord(c.RunDir, "w1"); err == nil {
+	if _, err := record.Read(c.RunDir, "w1"); err == nil {
 		t.Errorf("a failed start was recorded")
 	}
 

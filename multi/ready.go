@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/internal/ready"
 	"github.com/multi-launcher/multi/nodes"
 )
@@ -208,7 +209,7 @@ func (c *call) statusReady(ctx context.Context, out []Status) {
 
 // young reports whether pid started less than d ago.
 func young(pid int, d time.Duration) bool {
-	p, err := nodes.ReadProc(pid)
+	p, err := proc.Read(pid)
 	if err != nil || p.Start().IsZero() {
 		return false
 	}

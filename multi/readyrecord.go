@@ -6,7 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/internal/ready"
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -24,29 +26,29 @@ func (c *call) recordReady(n nodes.Node, s *started, status string) {
 		return
 	}
 	rundir := c.rundir()
-	lk, err := nodes.LockRecord(context.Background(), rundir, n.Name)
+	lk, err := record.Lock(context.Background(), rundir, n.Name)
 	if err != nil {
 		return
 	}
 	defer lk.Unlock()
-	cur, st, rd, err := nodes.ReadRecordReady(rundir, n.Name)
+	cur, st, rd, err := record.ReadReady(rundir, n.Name)
 	if err != nil || st != s.mine {
 		return
 	}
 	rd.At, rd.Status = time.Now(), status
-	nodes.WriteRecordReady(rundir, cur, st, rd)
+	record.WriteReady(rundir, cur, st, rd)
 }
 
 // recordedReady is what n's record says of the readiness of pid, the
 // node's lock holder now, and whether it says it of this process: the
 // record names pid with the start time pid has now. A node restarted or
 // replaced since, or a record naming another start, is not this one.
-func (c *call) recordedReady(n nodes.Node, pid int) (nodes.Readiness, bool) {
-	_, st, rd, err := nodes.ReadRecordReady(c.rundir(), n.Name)
+func (c *call) recordedReady(n nodes.Node, pid int) (record.Readiness, bool) {
+	_, st, rd, err := record.ReadReady(c.rundir(), n.Name)
 	if err != nil || st.PID <= 0 || st.PID != pid {
 		return rd, false
 	}
-	p, err := nodes.ReadProc(pid)
+	p, err := proc.Read(pid)
 	if err != nil || p.StartTicks != st.StartTicks {
 		return rd, false
 	}
@@ -124,7 +126,7 @@ func (c *call) keepNotify(n nodes.Node, s *started) {
 					return
 				}
 			case <-t.C:
-				if p, err := nodes.ReadProc(mine.PID); err != nil || p.Gone() || p.StartTicks != mine.StartTicks {
+				if p, err := proc.Read(mine.PID); err != nil || p.Gone() || p.StartTicks != mine.StartTicks {
 					return
 				}
 			}
@@ -136,12 +138,12 @@ func (c *call) keepNotify(n nodes.Node, s *started) {
 // said on its notify socket; false when the record names another.
 func (c *call) rerecordReady(name string, mine nodes.Started, ok bool, status string) bool {
 	rundir := c.rundir()
-	lk, err := nodes.LockRecord(context.Background(), rundir, name)
+	lk, err := record.Lock(context.Background(), rundir, name)
 	if err != nil {
 		return true // tried again at its next message
 	}
 	defer lk.Unlock()
-	cur, st, rd, err := nodes.ReadRecordReady(rundir, name)
+	cur, st, rd, err := record.ReadReady(rundir, name)
 	if err != nil || st != mine {
 		return false
 	}
@@ -155,6 +157,6 @@ func (c *call) rerecordReady(name string, mine nodes.Started, ok bool, status st
 		return true
 	}
 	rd.Status = status
-	nodes.WriteRecordReady(rundir, cur, st, rd)
+	record.WriteReady(rundir, cur, st, rd)
 	return true
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/multi-launcher/multi/internal/pin"
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -16,7 +17,7 @@ import (
 // from their records, each carrying the process its record named then.
 func resolved(t *testing.T, c *multi.Cluster, names ...string) *multi.Cluster {
 	t.Helper()
-	ns, err := nodes.Spec{Names: names, RunDir: c.RunDir}.Resolve()
+	ns, err := record.Resolve(nodes.Spec{Names: names, RunDir: c.RunDir}, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestResolvedHolderMismatch(t *testing.T) {
 	}
 	p1, p2 := holderOf(t, c.Nodes[0]), holderOf(t, c.Nodes[1])
 	r := resolved(t, c, "w1")
-	if got := r.Nodes[0].Recorded(); got.PID != p1 {
+	if got := r.Nodes[0].Recorded; got.PID != p1 {
 		t.Fatalf("resolved w1 carries %+v; want pid %d", got, p1)
 	}
 	alive := pinProcesses(t, p1, p2)

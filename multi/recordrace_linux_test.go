@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -55,7 +56,7 @@ func TestConcurrentStartsKeepRecordWhole(t *testing.T) {
 				default:
 				}
 				for _, n := range a.Nodes {
-					_, st, err := nodes.ReadRecordStarted(a.RunDir, n.Name)
+					_, st, err := record.ReadStarted(a.RunDir, n.Name)
 					if was := seen[n.Name]; err == nil && was > 0 && st.PID != was {
 						t.Errorf("%s: the record named pid %d, then %d, while the node ran", n.Name, was, st.PID)
 						seen[n.Name] = -1 // said once
@@ -91,7 +92,7 @@ func TestConcurrentStartsKeepRecordWhole(t *testing.T) {
 				t.Errorf("%s: %+v, %v; want running", n.Name, info, err)
 				continue
 			}
-			rec, st, err := nodes.ReadRecordStarted(a.RunDir, n.Name)
+			rec, st, err := record.ReadStarted(a.RunDir, n.Name)
 			runs := cmdline(info.PID)
 			switch {
 			case err != nil:

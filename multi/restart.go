@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/multi-launcher/multi/internal/launch"
+	"github.com/multi-launcher/multi/internal/record"
 
 	"github.com/multi-launcher/multi/internal/pin"
 
@@ -106,7 +107,7 @@ func (c *call) restartOne(ctx context.Context, one []Result, was bool) {
 // lock and call it lost. A zombie counts as gone. On failure the start's
 // own check says what remains.
 func (c *call) awaitGone(ctx context.Context, r *Result) {
-	_, st, err := nodes.ReadRecordStarted(c.rundir(), r.Node.Name)
+	_, st, err := record.ReadStarted(c.rundir(), r.Node.Name)
 	if err != nil || st.PID <= 1 || st.PID != r.PID {
 		return
 	}
@@ -135,7 +136,7 @@ func startable(n nodes.Node, env []string) error {
 		// Reached as the start will reach it: no link someone else
 		// could have swapped in, and for a relative command a folder
 		// only root or this user can write to.
-		wd, err := nodes.OpenWorkDir(n)
+		wd, err := launch.OpenWorkDir(n)
 		if err != nil {
 			return err
 		}

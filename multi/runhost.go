@@ -8,6 +8,7 @@ import (
 
 	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/launch"
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/internal/supervise"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -131,7 +132,7 @@ func (h *runHost) StopWait(ctx context.Context, ns []nodes.Node) []supervise.Out
 		if n.Cgroup == "" {
 			// The run's nodes are its spec's: the cgroup its start made
 			// is in the record, and stopwait waits for that tree too.
-			if rec, err := nodes.ReadRecord(c.rundir(), n.Name); err == nil {
+			if rec, err := record.Read(c.rundir(), n.Name); err == nil {
 				n.Cgroup = rec.Cgroup
 				if n.KillMode == "" {
 					n.KillMode = rec.KillMode
@@ -164,7 +165,7 @@ func (h *runHost) Exited(n nodes.Node, pid int, ws syscall.WaitStatus, onPurpose
 // as asked).
 func (h *runHost) KillTree(n nodes.Node) bool {
 	rundir := h.v.rundir()
-	rec, err := nodes.ReadRecord(rundir, n.Name)
+	rec, err := record.Read(rundir, n.Name)
 	if err != nil || rec.Cgroup == "" || rec.KillMode == cgroup.Process {
 		return false
 	}

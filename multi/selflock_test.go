@@ -17,9 +17,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/multi-launcher/multi/internal/launch"
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/multi"
-	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
@@ -136,7 +136,7 @@ func TestStartCancelledWritesNothing(t *testing.T) {
 		if !errors.Is(r.Err, context.Canceled) {
 			t.Errorf("%s: %v; want context.Canceled", r.Node.Name, r.Err)
 		}
-		for _, f := range []string{r.Node.LogFile, r.Node.PidFile, nodes.RecordPath(c.RunDir, r.Node.Name)} {
+		for _, f := range []string{r.Node.LogFile, r.Node.PidFile, record.Path(c.RunDir, r.Node.Name)} {
 			if _, err := os.Stat(f); !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("%s: %s: %v; want nothing written", r.Node.Name, f, err)
 			}
@@ -234,7 +234,7 @@ func TestSharedPidfileFolder(t *testing.T) {
 	if info, err := pidfile.Inspect(c.Nodes[0].PidFile); err != nil || info.State != pidfile.Running {
 		t.Fatalf("Inspect: %+v, %v; want running", info, err)
 	}
-	if _, err := nodes.ReadRecord(c.RunDir, "w1"); err != nil {
+	if _, err := record.Read(c.RunDir, "w1"); err != nil {
 		t.Errorf("the record in a safe rundir: %v", err)
 	}
 }

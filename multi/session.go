@@ -9,6 +9,7 @@ import (
 
 	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/pin"
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -22,12 +23,12 @@ func inSession(n nodes.Node) bool {
 // same by session id, so that a node's members are found without a walk
 // over every process for each node.
 type procScan struct {
-	all      []nodes.Proc
-	sessions map[int][]nodes.Proc
+	all      []proc.Stat
+	sessions map[int][]proc.Stat
 }
 
-func newProcScan(ps []nodes.Proc) *procScan {
-	s := &procScan{all: ps, sessions: make(map[int][]nodes.Proc)}
+func newProcScan(ps []proc.Stat) *procScan {
+	s := &procScan{all: ps, sessions: make(map[int][]proc.Stat)}
 	for _, p := range ps {
 		s.sessions[p.Session] = append(s.sessions[p.Session], p)
 	}
@@ -42,8 +43,8 @@ func (c *call) procs(since time.Time) (*procScan, error) {
 	if c.scanned != nil && !c.scanAt.Before(since) {
 		return c.scanned, nil
 	}
-	at, ticks := time.Now(), nodes.NowTicks()
-	ps, err := nodes.ReadProcs()
+	at, ticks := time.Now(), proc.NowTicks()
+	ps, err := proc.ReadAll()
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +64,7 @@ func (c *call) procsAfter(st nodes.Started) (*procScan, error) {
 	scan, ticks := c.scanned, c.scanTicks
 	c.scanMu.Unlock()
 	if scan != nil && ticks > st.StartTicks && st.StartTicks != 0 {
-		_, live := slices.BinarySearchFunc(scan.all, st.PID, func(p nodes.Proc, pid int) int { return p.PID - pid })
+		_, live := slices.BinarySearchFunc(scan.all, st.PID, func(p proc.Stat, pid int) int { return p.PID - pid })
 		if !live {
 			return scan, nil
 		}
@@ -75,7 +76,7 @@ func (c *call) procsAfter(st nodes.Started) (*procScan, error) {
 // earlier than since shows them (see [pin.Members]; the zero since: as
 // procsAfter finds them), and the process n's record names, whose pid is
 // the session's id: none without one.
-func (c *call) session(n nodes.Node, since time.Time) ([]nodes.Proc, nodes.Started, error) {
+func (c *call) session(n nodes.Node, since time.Time) ([]proc.Stat, nodes.Started, error) {
 	st := c.recordedProcess(n)
 	if st.PID == 0 {
 		return nil, st, nil

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/internal/cgroup"
+	"github.com/multi-launcher/multi/internal/proc"
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/nodes"
@@ -35,7 +37,7 @@ func sessionOf(t *testing.T, script string, args ...string) (*exec.Cmd, io.Write
 	sid := cmd.Process.Pid
 	t.Cleanup(func() {
 		in.Close()
-		if ms, err := nodes.SessionMembers(sid); err == nil {
+		if ms, err := proc.SessionMembers(sid); err == nil {
 			for _, m := range ms {
 				if m.PID > 1 {
 					syscall.Kill(m.PID, syscall.SIGKILL)
@@ -50,15 +52,15 @@ func sessionOf(t *testing.T, script string, args ...string) (*exec.Cmd, io.Write
 
 // members waits until session sid has n live members other than its
 // leader, and returns them.
-func members(t *testing.T, sid, n int) []nodes.Proc {
+func members(t *testing.T, sid, n int) []proc.Stat {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		ms, err := nodes.SessionMembers(sid)
+		ms, err := proc.SessionMembers(sid)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out []nodes.Proc
+		var out []proc.Stat
 		for _, m := range ms {
 			if m.PID != sid {
 				out = append(out, m)
@@ -83,7 +85,7 @@ func forged(t *testing.T, st nodes.Started) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := nodes.WriteRecordStarted(dir, ns[0], st); err != nil {
+	if err := record.WriteStarted(dir, ns[0], st); err != nil {
 		t.Fatal(err)
 	}
 	return &Cluster{Nodes: ns, RunDir: dir, Detach: true}
@@ -92,8 +94,8 @@ func forged(t *testing.T, st nodes.Started) *Cluster {
 // alive reports whether p still runs (a zombie does not) as the process
 // it was, with no SIGKILL on its way: one sent a moment ago is pending, or
 // the process is exiting, until it is a zombie.
-func alive(p nodes.Proc) bool {
-	q, err := nodes.ReadProc(p.PID)
+func alive(p proc.Stat) bool {
+	q, err := proc.Read(p.PID)
 	if err != nil || q.Gone() || q.Exiting() || q.StartTicks != p.StartTicks {
 		return false
 	}
@@ -121,11 +123,11 @@ func alive(p nodes.Proc) bool {
 // with the leader gone, for members that started before the recorded
 // process did.
 func TestSessionStranger(t *testing.T) {
-	if _, err := nodes.ReadProcs(); err != nil {
+	if _, err := proc.ReadAll(); err != nil {
 		t.Skip("no /proc:", err)
 	}
 	ctx := context.Background()
-	check := func(t *testing.T, c *Cluster, stranger []nodes.Proc) {
+	check := func(t *testing.T, c *Cluster, stranger []proc.Stat) {
 		t.Helper()
 		sts, err := c.Status(ctx)
 		if err != nil {
@@ -156,7 +158,7 @@ func TestSessionStranger(t *testing.T) {
 		cmd, _ := sessionOf(t, "sleep 300 & wait")
 		sid := cmd.Process.Pid
 		ms := members(t, sid, 1)
-		leader, err := nodes.ReadProc(sid)
+		leader, err := proc.Read(sid)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +178,7 @@ func TestSessionStranger(t *testing.T) {
 		// member is not that member's node.
 		cmd, in := sessionOf(t, "sleep 300 & read x; exit 0")
 		sid := cmd.Process.Pid
-		leader, err := nodes.ReadProc(sid)
+		leader, err := proc.Read(sid)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,7 +224,7 @@ while True:
 `
 	cmd, in := sessionOf(t, `python3 -c "$0" "$1" "$2" & read x; exit 0`, member, ready, left)
 	sid := cmd.Process.Pid
-	leader, err := nodes.ReadProc(sid)
+	leader, err := proc.Read(sid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +252,7 @@ while True:
 	if !alive(ms[0]) {
 		t.Fatalf("pid %d, out of the node's session when pinned, was signalled (%+v)", ms[0].PID, rs[0])
 	}
-	if p, err := nodes.ReadProc(ms[0].PID); err != nil || p.Session != ms[0].PID {
+	if p, err := proc.Read(ms[0].PID); err != nil || p.Session != ms[0].PID {
 		t.Fatalf("the member did not leave the session: %+v, %v", p, err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/multi-launcher/multi/internal/record"
+	"github.com/multi-launcher/multi/internal/safefs"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
@@ -19,7 +21,7 @@ import (
 // n's folder is not such a folder, or nothing holds the lock (pin.SignalKeep
 // then says what it finds).
 func (c *call) unconfirmed(n nodes.Node) error {
-	if !c.AllowSharedFolders || !nodes.SharedFolder(filepath.Dir(n.PidFile)) {
+	if !c.AllowSharedFolders || !safefs.SharedFolder(filepath.Dir(n.PidFile)) {
 		return nil
 	}
 	info, err := pidfile.Inspect(n.PidFile)
@@ -40,7 +42,7 @@ func (c *call) othersPidfile(n nodes.Node) error {
 	if err != nil || info.State != pidfile.Running || info.PID <= 0 {
 		return nil
 	}
-	recs, err := nodes.ReadRecords(c.rundir())
+	recs, err := record.ReadAll(c.rundir())
 	if err != nil {
 		return nil
 	}
@@ -48,7 +50,7 @@ func (c *call) othersPidfile(n nodes.Node) error {
 		if o.Name == n.Name || o.PidFile != n.PidFile {
 			continue
 		}
-		if _, st, err := nodes.ReadRecordStarted(c.rundir(), o.Name); err == nil && st.PID == info.PID {
+		if _, st, err := record.ReadStarted(c.rundir(), o.Name); err == nil && st.PID == info.PID {
 			return fmt.Errorf("%w: %s is %s's (its record names pid %d, which holds it)", ErrOthersPidfile, n.PidFile, o.Name, st.PID)
 		}
 	}

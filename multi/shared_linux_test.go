@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/multi"
-	"github.com/multi-launcher/multi/nodes"
 )
 
 // A pidfile folder others can write to, accepted: the user who can
@@ -87,7 +87,7 @@ func TestSharedFolderSwappedPidfile(t *testing.T) {
 // signalled reports whether pid is gone, dying, or has a signal pending:
 // what a TERM or KILL sent to a sleep leaves, the moment it is sent.
 func signalled(pid int) bool {
-	p, err := nodes.ReadProc(pid)
+	p, err := proc.Read(pid)
 	if err != nil || p.Gone() {
 		return true
 	}

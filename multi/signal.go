@@ -9,7 +9,7 @@ import (
 	"github.com/multi-launcher/multi/internal/launch"
 	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/internal/runtag"
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/internal/safefs"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
@@ -26,7 +26,7 @@ import (
 // The holder is signalled only if it is the process the node's record
 // names, when the record names one ([Cluster.recordedProcess]); else r
 // fails with a [*pin.HolderError].
-func (c *call) signalOne(r *Result, op string, sig syscall.Signal, dirs *pidfile.Folders, tags *nodes.Dir, keep bool) (bool, *pidfile.Handle, *os.File) {
+func (c *call) signalOne(r *Result, op string, sig syscall.Signal, dirs *pidfile.Folders, tags *safefs.Folder, keep bool) (bool, *pidfile.Handle, *os.File) {
 	c.untagRun(r.Node.Name, op, sig, tags) // before the signal: see runTagExt
 	info, h, pidfd, err := c.signalRecorded(r.Node, sig, dirs, keep)
 	if h != nil && (err != nil || !keep) {
@@ -75,7 +75,7 @@ func (c *call) notRunning(r *Result, op string, info pidfile.Info, h *pidfile.Ha
 	case err != nil:
 		r.fail(op, fmt.Errorf("stale pidfile not removed: %w", err))
 	case stopped:
-		nodes.RemoveIn(c.rundir(), stopMark(r.Node.Name)) // stopped already
+		safefs.RemoveIn(c.rundir(), stopMark(r.Node.Name)) // stopped already
 	default:
 		r.Outcome = StaleRemoved
 	}
@@ -124,7 +124,7 @@ func removeStale(path string, h *pidfile.Handle) error {
 // reached without following an untrusted link (once for a stop of many
 // nodes: tags, if not nil): one swapped for a link makes root remove
 // nothing elsewhere.
-func (c *call) untagRun(name string, op string, sig syscall.Signal, tags *nodes.Dir) {
+func (c *call) untagRun(name string, op string, sig syscall.Signal, tags *safefs.Folder) {
 	if !endsNode(op, sig) {
 		return
 	}
@@ -132,7 +132,7 @@ func (c *call) untagRun(name string, op string, sig syscall.Signal, tags *nodes.
 		tags.Remove(name + runtag.Ext)
 		return
 	}
-	nodes.RemoveIn(c.rundir(), name+runtag.Ext)
+	safefs.RemoveIn(c.rundir(), name+runtag.Ext)
 }
 
 // endsNode reports whether op with sig asks the node to end: stopwait,

@@ -10,6 +10,8 @@ import (
 
 	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/launch"
+	"github.com/multi-launcher/multi/internal/record"
+	"github.com/multi-launcher/multi/internal/safefs"
 
 	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/internal/ready"
@@ -218,13 +220,13 @@ func (c *call) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *
 	// reading its record to recording the process it started: the record
 	// always names the instance that holds the node's lock, and the loser
 	// of a race leaves the winner's record alone.
-	lk, err := nodes.LockRecord(ctx, rundir, n.Name)
+	lk, err := record.Lock(ctx, rundir, n.Name)
 	if err != nil {
 		r.fail("start", err)
 		return nil
 	}
 	defer lk.Unlock()
-	prev, prevStarted, prevReady, prevErr := nodes.ReadRecordReady(rundir, n.Name)
+	prev, prevStarted, prevReady, prevErr := record.ReadReady(rundir, n.Name)
 	info, infoErr := pidfile.Inspect(n.PidFile)
 	if prevErr == nil && prevStarted.PID > 0 && infoErr == nil {
 		// The recorded process may run without its lock: a second copy
@@ -272,7 +274,7 @@ func (c *call) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *
 		return nil
 	}
 	if infoErr == nil && info.State == pidfile.Stale {
-		nodes.RemoveIn(rundir, stopMark(n.Name)) // of the process before
+		safefs.RemoveIn(rundir, stopMark(n.Name)) // of the process before
 	}
 	// The tree of its last run, if left, and its cgroup for this one.
 	cgPath, cgHeld, err := c.startCgroup(cg, prev, prevErr == nil, n, c.clean)
@@ -300,7 +302,7 @@ func (c *call) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *
 		dropCgroup(rundir, n)
 	}
 	if !same {
-		if err := nodes.WriteRecord(rundir, n); err != nil {
+		if err := record.Write(rundir, n); err != nil {
 			unmade()
 			r.fail("start", err)
 			return nil
@@ -314,9 +316,9 @@ func (c *call) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *
 		}
 		var err error
 		if prevErr == nil {
-			err = nodes.WriteRecordReady(rundir, prev, prevStarted, prevReady)
+			err = record.WriteReady(rundir, prev, prevStarted, prevReady)
 		} else {
-			err = nodes.RemoveRecord(rundir, n.Name)
+			err = record.Remove(rundir, n.Name)
 		}
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			r.recordErr(fmt.Errorf("could not put back the node's record: %w", err))
@@ -344,7 +346,7 @@ func (c *call) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *
 		nt.Close()
 	}
 	if standby {
-		if lk, err := nodes.LockRecord(context.WithoutCancel(ctx), rundir, n.Name); err == nil {
+		if lk, err := record.Lock(context.WithoutCancel(ctx), rundir, n.Name); err == nil {
 			defer lk.Unlock()
 		}
 	}
@@ -366,6 +368,9 @@ func (c *call) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *
 			r.PID = ke.PID
 		}
 		r.fail("start", err)
+		if r.Exit != nil && n.Ready.Kind != "" {
+			r.Ready = Unready // it ran, and ended before it was ready
+		}
 		return nil
 	}
 	// Its pid and start time, for a node that later lets go of its lock:
@@ -375,7 +380,7 @@ func (c *call) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *
 	// half-written record, and on a tmpfs such as /run it costs nothing.
 	var mine nodes.Started
 	if st, err := pin.Identify(ch.PID()); err == nil {
-		if err := nodes.WriteRecordReady(rundir, n, st, nodes.Readiness{LogOffset: ch.LogOffset()}); err != nil {
+		if err := record.WriteReady(rundir, n, st, record.Readiness{LogOffset: ch.LogOffset()}); err != nil {
 			r.recordErr(fmt.Errorf("could not record the node's process: %w", err))
 		} else {
 			mine = st
@@ -384,13 +389,13 @@ func (c *call) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *
 	// undo, once the record lock is let go: puts back the record there
 	// was before, unless another start has recorded its own since.
 	undo := func() {
-		lk, err := nodes.LockRecord(context.Background(), rundir, n.Name)
+		lk, err := record.Lock(context.Background(), rundir, n.Name)
 		if err != nil {
 			r.recordErr(fmt.Errorf("could not put back the node's record: %w", err))
 			return
 		}
 		defer lk.Unlock()
-		cur, curStarted, err := nodes.ReadRecordStarted(rundir, n.Name)
+		cur, curStarted, err := record.ReadStarted(rundir, n.Name)
 		if err != nil {
 			return
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/pin"
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/internal/safefs"
 
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/multi-launcher/multi/waiter"
@@ -62,7 +62,7 @@ func (c *call) stopWait(ctx context.Context, results []Result, o stopOpts) {
 	// a low limit the loop removes each pidfile and closes its handle,
 	// so that the waiter's count of what is open holds (few_fds).
 	s.plenty = budget >= 4*len(results)+64
-	if d, err := nodes.OpenDir(c.rundir()); s.plenty && err == nil {
+	if d, err := safefs.OpenFolder(c.rundir(), false); s.plenty && err == nil {
 		s.tags = d
 		defer d.Close()
 	}
@@ -175,7 +175,7 @@ type stopWaiter struct {
 	cgroups *cgroup.Parents
 	// tags is the rundir, open for the run tags' removal; nil if it could
 	// not be opened, or descriptors are short.
-	tags *nodes.Dir
+	tags *safefs.Folder
 	// plenty: descriptors to spare; the pool removes each pidfile,
 	// through the handle the waiter hands over (KeepHandle).
 	plenty bool

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/multi-launcher/multi/internal/safefs"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
@@ -28,7 +29,7 @@ func (c *call) markStopped(r *Result, op string, sig syscall.Signal) {
 	if op != "stop" && op != "signal" || !endsNode(op, sig) || r.PID <= 1 {
 		return
 	}
-	d, err := nodes.OpenDir(c.rundir())
+	d, err := safefs.OpenFolder(c.rundir(), false)
 	if err != nil {
 		return
 	}
@@ -43,7 +44,7 @@ func (c *call) stoppedByMulti(n nodes.Node, info pidfile.Info) bool {
 	if info.State != pidfile.Stale || info.FilePID <= 1 {
 		return false
 	}
-	b, err := nodes.ReadMade(c.rundir(), stopMark(n.Name), 32)
+	b, err := safefs.ReadMade(c.rundir(), stopMark(n.Name), 32)
 	if err != nil {
 		return false
 	}
@@ -66,7 +67,7 @@ func (c *call) settleStopped(n nodes.Node, info pidfile.Info) pidfile.Info {
 		return info
 	}
 	if err == nil {
-		nodes.RemoveIn(c.rundir(), stopMark(n.Name))
+		safefs.RemoveIn(c.rundir(), stopMark(n.Name))
 	}
 	info.State = pidfile.Absent
 	return info

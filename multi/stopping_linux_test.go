@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/proc"
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -70,7 +72,7 @@ func releaseCluster(t *testing.T, mode string) (*multi.Cluster, func() (pid int)
 	var mu sync.Mutex
 	c.Progress = func(r multi.Result) {
 		if r.Outcome == multi.Started && r.PID > 1 {
-			if p, err := nodes.ReadProc(r.PID); err == nil {
+			if p, err := proc.Read(r.PID); err == nil {
 				mu.Lock()
 				started = append(started, nodes.Started{PID: r.PID, StartTicks: p.StartTicks})
 				mu.Unlock()
@@ -79,7 +81,7 @@ func releaseCluster(t *testing.T, mode string) (*multi.Cluster, func() (pid int)
 	}
 	t.Cleanup(func() {
 		for _, st := range started {
-			if p, err := nodes.ReadProc(st.PID); err == nil && !p.Gone() && p.StartTicks == st.StartTicks {
+			if p, err := proc.Read(st.PID); err == nil && !p.Gone() && p.StartTicks == st.StartTicks {
 				syscall.Kill(st.PID, syscall.SIGKILL)
 			}
 		}
@@ -93,7 +95,7 @@ func releaseCluster(t *testing.T, mode string) (*multi.Cluster, func() (pid int)
 
 // runs reports whether pid runs, not gone nor a zombie.
 func runs(pid int) bool {
-	p, err := nodes.ReadProc(pid)
+	p, err := proc.Read(pid)
 	return err == nil && !p.Gone()
 }
 
@@ -234,7 +236,7 @@ func TestStartNeverKillsNodeOnItsWayOut(t *testing.T) {
 	// Start records the node's process once it holds its lock: then
 	// Start is in the settle window.
 	pollUntil(t, "the record to name the node's process", func() bool {
-		_, st, err := nodes.ReadRecordStarted(c.RunDir, n.Name)
+		_, st, err := record.ReadStarted(c.RunDir, n.Name)
 		return err == nil && st.PID > 0
 	})
 	waitSays(t, n, "up", 1)

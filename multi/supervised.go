@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/multi-launcher/multi/internal/runtag"
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/internal/safefs"
 )
 
 // A SupervisedError refuses to start or restart a node a multi run
@@ -27,7 +27,7 @@ func (e *SupervisedError) Is(target error) bool { return target == ErrSupervised
 // seen from the host). The pid is only named, never signalled: pid 1 (the
 // run as a container's PID 1, seen from inside) is named like any other.
 func (c *call) supervisor(name string) int {
-	b, err := nodes.ReadMade(c.rundir(), name+runtag.Ext, 64)
+	b, err := safefs.ReadMade(c.rundir(), name+runtag.Ext, 64)
 	if err != nil {
 		return 0
 	}

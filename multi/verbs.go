@@ -8,6 +8,8 @@ import (
 
 	"time"
 
+	"github.com/multi-launcher/multi/internal/proc"
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
@@ -163,13 +165,13 @@ func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
 	if c.AllowSharedFolders {
 		// The nodes' folders (a file: check's among them), as the other
 		// verbs accept them; not the rundir, whose records status reads.
-		nodes.AcceptShared("", c.Nodes)
+		record.AcceptShared("", c.Nodes)
 	}
 	out := make([]Status, len(c.Nodes))
 	var errs []error
 	begun := time.Now() // one look at /proc serves every node's session
 	for i, n := range c.Nodes {
-		n = nodes.ResolveRecorded(v.rundir(), n)
+		n = record.ResolveNode(v.rundir(), n)
 		if err := v.status(ctx, &out[i], n, begun); err != nil {
 			out[i].State, out[i].Err = StateUnknown, &NodeError{Node: n.Name, Op: "status", Err: err}
 			errs = append(errs, out[i].Err)
@@ -241,7 +243,7 @@ func (c *call) status(ctx context.Context, s *Status, n nodes.Node, since time.T
 		s.State, s.PID = StateStopping, stopping
 	}
 	if s.State == StateRunning {
-		s.Started, _ = nodes.ProcessStart(s.PID)
+		s.Started, _ = proc.StartTime(s.PID)
 	}
 	if s.Tree, err = c.tree(n, s.State, since); err != nil {
 		return err

@@ -3,22 +3,16 @@
 package nodes_test
 
 // Benchmarks of the hot paths in package nodes: the grammar expansion of
-// 1000 nodes and the records (the pidfile's are in nodes/pidfile). They
-// measure; they assert no timing. `make bench` runs them (see
-// docs/benchmarks.md). Set MULTI_BENCH_DIR to put their files on another
-// filesystem than the temp dir's.
+// 1000 nodes (the records' are in internal/record, the pidfile's in
+// nodes/pidfile). They measure; they assert no timing. `make bench` runs
+// them (see docs/benchmarks.md).
 
 import (
 	"fmt"
-	"github.com/multi-launcher/multi/internal/testutil"
-	"path/filepath"
 	"testing"
 
 	"github.com/multi-launcher/multi/nodes"
 )
-
-// benchDir: see [testutil.BenchDir].
-var benchDir = testutil.BenchDir
 
 // BenchmarkSpecNodes1000 is the grammar expansion of `multi start 1000 --
 // CMD`: the count, names, and the pidfile, logfile and argv templates of
@@ -49,41 +43,6 @@ func BenchmarkSpecNodes1000Names(b *testing.B) {
 	for range b.N {
 		if ns, err := spec.Nodes(); err != nil || len(ns) != 1000 {
 			b.Fatal(len(ns), err)
-		}
-	}
-}
-
-// BenchmarkReadRecords1000 reads the records of 1000 nodes: what stopwait,
-// status and restart do first when no names are given.
-func BenchmarkReadRecords1000(b *testing.B) {
-	dir := benchDir(b)
-	ns, err := nodes.Spec{Names: []string{"1000"}, Host: "bench", RunDir: dir, Command: []string{"sleep", "300"}}.Nodes()
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, n := range ns {
-		if err := nodes.WriteRecord(dir, n); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ResetTimer()
-	for range b.N {
-		if recs, err := nodes.ReadRecords(dir); err != nil || len(recs) != 1000 {
-			b.Fatal(len(recs), err)
-		}
-	}
-}
-
-// BenchmarkWriteRecord is start's record of one node: JSON, a temporary
-// file, fsync, rename.
-func BenchmarkWriteRecord(b *testing.B) {
-	dir := benchDir(b)
-	n := nodes.Node{Name: "w1", Host: "bench", Index: 1, PidFile: filepath.Join(dir, "w1.pid"),
-		LogFile: filepath.Join(dir, "w1.log"), Command: []string{"sleep", "300"}}
-	b.ResetTimer()
-	for range b.N {
-		if err := nodes.WriteRecord(dir, n); err != nil {
-			b.Fatal(err)
 		}
 	}
 }

@@ -15,9 +15,9 @@ func Hostname() string {
 	return h
 }
 
-// DefaultRunDir returns the folder multi uses when no --rundir is given:
-// $MULTI_RUNDIR when set, else /run/multi for root, $XDG_RUNTIME_DIR/multi
-// when that is set, else $TMPDIR/multi-UID.
+// DefaultRunDir returns the folder multi uses without --rundir:
+// $MULTI_RUNDIR, else /run/multi for root, $XDG_RUNTIME_DIR/multi, else
+// $TMPDIR/multi-UID.
 func DefaultRunDir() string {
 	if d := os.Getenv("MULTI_RUNDIR"); d != "" {
 		if abs, err := filepath.Abs(d); err == nil {

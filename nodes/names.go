@@ -10,8 +10,8 @@ import (
 // celery multi: "3" gives celery1, celery2 and celery3.
 const DefaultRangePrefix = "celery"
 
-// MaxNodes bounds a count, so that a typo cannot fork a million processes.
-const MaxNodes = 100000
+// maxNodes bounds a count, so that a typo cannot fork a million processes.
+const maxNodes = 100000
 
 func isCount(s string) bool {
 	if s == "" {
@@ -25,15 +25,13 @@ func isCount(s string) bool {
 	return true
 }
 
-// MaxNameLen is the longest short name, in bytes: every file multi makes
-// from a name must fit in a file name (255 bytes), and the longest is the
-// record's temp file, "." NAME ".tmp" and up to 10 digits.
+// MaxNameLen is the longest short name, in bytes, so that every file
+// multi makes from a name fits in a file name (".NAME.tmp" and 10 digits).
 const MaxNameLen = 240
 
-// CheckName reports whether name can be a node's short name: not empty, no
-// '/', NUL or '@', not "." or "..", not starting with '-', valid UTF-8
-// without control or format characters (they would reach terminals raw:
-// see [Printable]), and at most [MaxNameLen] bytes.
+// CheckName reports whether name can be a node's short name: not empty,
+// no '/', NUL or '@', not "." or "..", no leading '-', valid UTF-8 with no
+// control or format character, and at most [MaxNameLen] bytes.
 func CheckName(name string) error {
 	switch {
 	case name == "":

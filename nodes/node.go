@@ -1,7 +1,6 @@
-// Package nodes owns what multi knows about a node before and after it
-// runs, without starting or signalling anything (package multi does
-// that). A [Spec] holds the names and templates as given; [Spec.Nodes]
-// expands it into nodes with their files and command, touching no file:
+// Package nodes turns what the user gives multi (names, templates of
+// files and command, options) into nodes, touching no file or process: a
+// [Spec] holds it as given; [Spec.Nodes] expands it into nodes:
 //
 //	ns, err := nodes.Spec{
 //		Names:   []string{"3"},
@@ -21,63 +20,12 @@
 //	// celery2@example.com /run/app/celery2.pid app --port=802 --name=celery2@example.com -c 4
 //	// celery3@example.com /run/app/celery3.pid app --port=803 --name=celery3@example.com -c 4
 //
-// [Join] joins Specs, for nodes with different commands. Package multi
-// starts and stops the nodes.
-//
-// The package holds:
-//
-//   - the [Node] itself and the errors about names and templates (node.go);
-//   - names: short names, counts, host parts and their checks (names.go);
-//   - templates: the %-letters of names and of each node's pidfile, logfile
-//     and command, one expander for both (expand.go);
-//   - the spec: the names and templates as given, expanded into nodes with
-//     their per-node options and files (spec.go, option.go), and this
-//     machine's defaults (machine.go);
-//   - node records, which let later commands find a node again without its
-//     names (record.go; the rundir's lock file and leftover temp files,
-//     rundir.go), and shell quoting of a node's command (quote.go);
-//   - a node's logfile and folders, opened and made as carefully as its
-//     pidfile (files.go);
-//   - the /proc reader: a process's state, start time and session
-//     (proc*.go).
-//
-// A node's pidfile and its lock belong to package nodes/pidfile, and the
-// walk that reaches every file without following a planted link to
-// package internal/safefs; package nodes uses both.
-//
-// # Names
-//
-// A node has a short name ("w1"), a host part (this machine's host name by
-// default) and a 1-based index in the order the user gave. Its full name is
-// short@host, as in celery multi. A count such as "3" stands for the names
-// celery1, celery2 and celery3.
-//
-// # Folders and links
-//
-// Every folder of a record, pidfile or logfile is reached one element at
-// a time from "/", never following a symbolic link that someone other
-// than root or this user could have planted or swapped (an
-// [UnsafeLinkError]; a link of root's or this user's, in a folder only
-// they can write to, such as /var/run -> /run, is followed). The folder
-// reached must be one that only root or this user can write to, else it
-// is refused with an [UnsafeFolderError] unless it was accepted
-// ([AcceptShared]). A file in it is opened without following a link,
-// never waiting on a FIFO, and only as a regular file of root or this
-// user with one name.
-//
-// # Pidfiles
-//
-// A node's pidfile holds its pid on the first line and is locked, with a
-// POSIX record lock over the whole file, by the node's own process for the
-// whole of its life. The kernel drops that lock when the process dies, so a
-// pidfile that nobody has locked is stale, whatever pid it names.
-// pidfile.Inspect asks the kernel who holds the lock; pidfile.Acquire
-// takes it.
+// [Join] joins Specs for nodes with different commands. Package multi
+// starts and stops the nodes; package nodes/pidfile owns their pidfiles.
 package nodes
 
 import (
 	"errors"
-	"fmt"
 )
 
 // A Node is one named instance of the command, with its files resolved.
@@ -92,8 +40,7 @@ type Node struct {
 
 	// PidFile is the absolute path of the node's pidfile.
 	PidFile string `json:"pidfile"`
-	// LogFile is the absolute path the node's stdout and stderr are
-	// appended to.
+	// LogFile is the absolute path its stdout and stderr are appended to.
 	LogFile string `json:"logfile"`
 	// Command is the node's argv, expanded: the command given, then the
 	// options for it. It may be empty for verbs that start nothing.
@@ -103,14 +50,11 @@ type Node struct {
 	Options []string `json:"options,omitempty"`
 	// Dir is the node's working directory; "" means the caller's.
 	Dir string `json:"dir,omitempty"`
-	// Env holds KEY=VALUE entries added to the node's environment, over
-	// the environment it is started with; they are recorded, so that a
-	// restart passes them again. The rest of the starter's environment is
-	// not recorded: a restarted node gets the restarting caller's.
+	// Env holds KEY=VALUE entries added to the node's environment, and
+	// recorded: a restart passes them again, over its caller's environment.
 	Env []string `json:"env,omitempty"`
-	// SelfLock means the node locks its own pidfile (see pidfile.OwnFromEnv)
-	// instead of multi's exec step locking it before the exec; start then
-	// waits for the node to take the lock.
+	// SelfLock: the node locks its own pidfile (pidfile.OwnFromEnv), not
+	// multi before the exec; start waits for it to take the lock.
 	SelfLock bool `json:"self_lock,omitempty"`
 	// Ready is the node's readiness check, expanded ([ParseReady] says
 	// its kinds); the zero ReadyCheck for none. Start waits until it passes; it is
@@ -119,36 +63,26 @@ type Node struct {
 	// Cgroup is the path of the node's cgroup v2 folder, which holds its
 	// whole process tree; "" where its containment is its session.
 	Cgroup string `json:"cgroup,omitempty"`
-	// KillMode is how a stop treats the node's tree (internal/cgroup's
-	// mixed, control-group or process); "" is mixed.
+	// KillMode is how a stop treats the node's tree, as systemd's
+	// KillMode=: mixed, control-group or process; "" is mixed.
 	KillMode string `json:"kill_mode,omitempty"`
-
-	// recorded is the process the node's record named when Spec.Resolve
-	// read it, if the node's pidfile is the record's (see Recorded).
-	recorded Started
+	// Recorded is the process the node's record named when the node was
+	// resolved from it (as multi's command line does; zero from
+	// Spec.Nodes): multi checks its pidfile's holder against it.
+	Recorded Started `json:"-"`
 }
 
-// Recorded returns the process n's record named when [Spec.Resolve] read
-// the record for n, and zero for a node not resolved from a record, a
-// record without a process, or a node given another pidfile than its
-// record's. It is what the record said then: a caller that finds the
-// pidfile held by another process reads the record again
-// ([ReadRecordStarted]) before it calls the holder a stranger.
-func (n Node) Recorded() Started { return n.recorded }
-
-// CheckKillMode returns an error unless m is a [Node.KillMode]: "" or
-// "mixed", "control-group" or "process", as systemd's KillMode=.
-func CheckKillMode(m string) error {
-	switch m {
-	case "", "mixed", "control-group", "process":
-		return nil
-	}
-	return fmt.Errorf("bad kill mode %q: want mixed, control-group or process", m)
+// Started names one process for good: its pid, its start time in clock
+// ticks since boot, and the inode of a pidfd of it where the kernel has
+// pidfs (Linux 6.9+). A node's record names the one that runs it.
+type Started struct {
+	PID        int
+	StartTicks uint64
+	PidfdIno   uint64 // 0 where pidfds have no inode of their own
 }
 
-// EnvNode is the environment variable that holds, for every node multi
-// starts, the node's full name, short@host (pidfile.EnvPidfile holds its
-// pidfile).
+// EnvNode holds, in the environment of every node multi starts, the
+// node's full name (pidfile.EnvPidfile holds its pidfile).
 const EnvNode = "MULTI_NODE"
 
 // FullName returns the node's full name, short@host.
@@ -166,3 +100,7 @@ var (
 	ErrBadTemplate   = errors.New("bad template")
 	ErrBadScope      = errors.New("bad node list")
 )
+
+// ErrRecordTooLarge is wrapped by the error of a node whose record would be
+// over 1 MiB (its command, options and environment): multi does nothing.
+var ErrRecordTooLarge = errors.New("record too large")

@@ -17,11 +17,9 @@ func unsafeRune(r rune) bool {
 		unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r)
 }
 
-// Printable returns s as it is if it holds only valid UTF-8 and no rune
-// that [unsafeRune] refuses; otherwise with each such rune, and each byte
-// of invalid UTF-8, written as a Go escape (\x1b, \u202e): text that came
-// from a file or a process (a path, an error, a log line) is shown that
-// way, never raw.
+// Printable returns s with each control or format character and each
+// byte of invalid UTF-8 written as a Go escape (\x1b, \u202e): text from
+// a file or a process (a path, an error, a log line) is shown so, not raw.
 func Printable(s string) string {
 	if !hasControl(s) {
 		return s

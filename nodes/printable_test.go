@@ -69,3 +69,24 @@ func TestQuoteEscapesControls(t *testing.T) {
 		t.Errorf("bash read back %q, %v", got, err)
 	}
 }
+
+// Control characters and invalid UTF-8 are bad names, and so is a name
+// too long for the files made from it, with the limit stated.
+func TestCheckNameControlAndLength(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"w\n1", "w\x1b[31m", "w\x7f", "w\u0085", "w\xff", "\t"} {
+		err := nodes.CheckName(name)
+		if !errors.Is(err, nodes.ErrBadName) || !strings.Contains(err.Error(), "contains a control character") {
+			t.Errorf("CheckName(%q) = %v", name, err)
+		}
+	}
+	if err := nodes.CheckName(strings.Repeat("a", nodes.MaxNameLen)); err != nil {
+		t.Errorf("a name of %d bytes: %v", nodes.MaxNameLen, err)
+	}
+	for _, n := range []int{nodes.MaxNameLen + 1, 246, 250} {
+		err := nodes.CheckName(strings.Repeat("é", n/2) + strings.Repeat("a", n%2))
+		if !errors.Is(err, nodes.ErrBadName) || !strings.Contains(err.Error(), "names are at most 240 bytes") {
+			t.Errorf("a name of %d bytes: %v", n, err)
+		}
+	}
+}

@@ -7,12 +7,10 @@ import (
 )
 
 // Quote formats argv as one POSIX shell command line that runs the same
-// argv when pasted: words of plain characters stay as they are, a word
-// with a control or format character (see [Printable]; a tab or a
-// newline alone, harmless and common in scripts, keep the plain form) or
-// invalid UTF-8 is written $'...' with each such byte escaped (\xHH:
-// POSIX.1-2024, bash, zsh, ksh), so none reaches a terminal raw; any
-// other word is single-quoted, with each ' written as '\”.
+// argv when pasted: plain words as they are; a word with invalid UTF-8 or
+// a control or format character other than tab and newline ([Printable])
+// as $'...', each such byte escaped (\xHH), so none reaches a terminal
+// raw; any other word single-quoted, with each ' written as '\”.
 func Quote(argv []string) string {
 	var b strings.Builder
 	for i, w := range argv {

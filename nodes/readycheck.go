@@ -194,14 +194,6 @@ func ExpandReady(t string, n Node, option string) (ReadyCheck, error) {
 	return c, nil
 }
 
-// orCheck is a, or b when a is none.
-func orCheck(a, b ReadyCheck) ReadyCheck {
-	if a.Kind == "" {
-		return b
-	}
-	return a
-}
-
 // SplitHostPort splits a check's ADDRESS:PORT ("127.0.0.1:80",
 // "[::1]:80", "localhost:80"). The address is numeric, or localhost:
 // multi links no resolver (see package internal/ready).

@@ -9,10 +9,9 @@ import (
 )
 
 // A Spec describes a set of nodes before expansion: the names as the user
-// gave them and the templates of their files and command. Its zero value
-// for each template field has a documented default. A Spec gives all its
-// nodes one command; [Join] joins Specs for nodes that need different
-// ones, continuing the index.
+// gave them and the templates of their files and command, each zero field
+// with a documented default. Its nodes share one command ([Join] joins
+// Specs for nodes that need different ones).
 type Spec struct {
 	// Names are the node names as given (w1, or w1@host), or a single count
 	// ("3"). Names, Prefix and Host may use this machine's host name:
@@ -41,62 +40,36 @@ type Spec struct {
 	// Command is the command template; each argument is expanded on its
 	// own, so spaces and quotes inside an argument survive.
 	Command []string
-	// Options are options for the command, appended after its arguments:
-	// "-c" "10" for a short option, "--loglevel=DEBUG" for a long one. An
-	// option with a Scope applies to those nodes only, and replaces, for
-	// them, the option of the same name given for every node. Values are
-	// expanded per node.
+	// Options are appended to the command, each value expanded per node:
+	// "-c" "10", "--loglevel=DEBUG". One with a Scope, for those nodes,
+	// replaces the option of the same name given for every node.
 	Options []Option
 	// Dir is the working directory of the nodes and the base of relative
 	// paths; "" means the current directory.
 	Dir string
 	// SelfLock sets [Node.SelfLock] on every node.
 	SelfLock bool
-	// Env sets [Node.Env] on every node: KEY=VALUE entries, recorded. On
-	// a restart without a command, none means the recorded ones.
+	// Env sets [Node.Env] on every node: KEY=VALUE entries.
 	Env []string
 	// Ready is the readiness check template of every node ([Node.Ready]);
 	// a NodeFiles entry named "ready" gives some nodes their own.
 	Ready string
-	// Skipped, if not nil, is called by [Spec.Resolve] with each record
-	// it cannot read (a warning to give): the record is taken as absent,
-	// so that one bad record leaves the others usable.
-	Skipped func(error)
-	// AllowSharedFolders makes Resolve accept a rundir, and folders of the
-	// nodes' files, that others than root and this user can write to (see
-	// [AcceptShared]); records in such a rundir are then not read.
-	AllowSharedFolders bool
 }
 
-// Nodes expands the spec into nodes, in the order the names were given.
-// It touches no file. Options are appended to the command only when there
-// is one.
-func (s Spec) Nodes() ([]Node, error) {
-	ns, _, err := s.nodes()
-	return ns, err
-}
+// Nodes expands the spec into nodes, in the order the names were given,
+// touching no file. Options are appended only to a command.
+func (s Spec) Nodes() ([]Node, error) { return s.nodesFrom(1) }
 
-// given records, per node, whether its pidfile and logfile templates were
-// given rather than defaulted.
-type given struct{ pidfile, logfile bool }
-
-func (s Spec) nodes() ([]Node, []given, error) { return s.nodesFrom(1) }
-
-// Join expands specs into one set of nodes, in order, so that nodes can
-// differ in what one Spec gives them all: their command, options,
-// environment, folder or files. Each Spec's nodes continue the index of
-// the nodes before them, so that %i stays unique across the set: after
-// three nodes, the next Spec's first node has index 4, a count of 2
-// there gives celery4 and celery5, and its Scope indexes are 4 and 5.
-// Names and pidfiles must differ across the specs ([ErrDuplicateName],
-// [ErrBadTemplate]). A Cluster of package multi keeps the nodes' records
-// in one run folder: give the Specs the same RunDir. Like [Spec.Nodes],
-// it touches no file.
+// Join expands specs into one set of nodes, in order, for nodes that
+// differ in command, options, environment, folder or files. Each Spec's
+// nodes continue the index (%i) of those before: after three nodes, a
+// count of 2 gives celery4 and celery5, Scope indexes 4 and 5. Names and
+// pidfiles must differ ([ErrDuplicateName], [ErrBadTemplate]).
 func Join(specs ...Spec) ([]Node, error) {
 	var out []Node
 	t := newTaken()
 	for _, s := range specs {
-		ns, _, err := s.nodesFrom(len(out) + 1)
+		ns, err := s.nodesFrom(len(out) + 1)
 		if err != nil {
 			return nil, err
 		}
@@ -108,8 +81,8 @@ func Join(specs ...Spec) ([]Node, error) {
 				return nil, err
 			}
 		}
-		if len(out)+len(ns) > MaxNodes {
-			return nil, fmt.Errorf("%w: more than %d nodes", ErrBadName, MaxNodes)
+		if len(out)+len(ns) > maxNodes {
+			return nil, fmt.Errorf("%w: more than %d nodes", ErrBadName, maxNodes)
 		}
 		out = append(out, ns...)
 	}
@@ -144,30 +117,30 @@ func (t taken) pidfile(n Node) error {
 }
 
 // nodesFrom expands the spec into nodes whose indexes start at first.
-func (s Spec) nodesFrom(first int) ([]Node, []given, error) {
+func (s Spec) nodesFrom(first int) ([]Node, error) {
 	names, counted, err := s.names(first)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	host := Hostname()
 	if s.Host != "" {
 		if host, err = hostFormat(s.Host); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	prefix, err := hostFormat(s.Prefix)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	for _, kv := range s.Env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" || strings.ContainsRune(kv, 0) {
-			return nil, nil, fmt.Errorf("environment entry %q: want KEY=VALUE, with a KEY", kv)
+			return nil, fmt.Errorf("environment entry %q: want KEY=VALUE, with a KEY", kv)
 		}
 	}
 	base := s.Dir
 	if base == "" {
 		if base, err = os.Getwd(); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	rundir := s.RunDir
@@ -184,13 +157,13 @@ func (s Spec) nodesFrom(first int) ([]Node, []given, error) {
 			// A full name keeps its host and takes no prefix.
 			full, err := hostFormat(name)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			short, h, _ = strings.Cut(full, "@")
 			n.Name, n.Host, raw[i] = short, h, short
 		} else {
 			if name, err = hostFormat(name); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			n.Name, raw[i] = name, name
 			if !counted {
@@ -198,13 +171,13 @@ func (s Spec) nodesFrom(first int) ([]Node, []given, error) {
 			}
 		}
 		if err := CheckName(n.Name); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if err := checkHost(n.Host); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if err := t.name(n); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		out[i] = n
 	}
@@ -213,10 +186,8 @@ func (s Spec) nodesFrom(first int) ([]Node, []given, error) {
 	pidT := make([]string, len(out))
 	logT := make([]string, len(out))
 	readyT := make([]string, len(out))
-	explicit := make([]given, len(out))
 	for i := range out {
 		pidT[i], logT[i], readyT[i] = s.PidFile, s.LogFile, s.Ready
-		explicit[i] = given{s.PidFile != "", s.LogFile != ""}
 		if pidT[i] == "" {
 			pidT[i] = filepath.Join(escapePercent(rundir), "%n.pid")
 		}
@@ -227,18 +198,18 @@ func (s Spec) nodesFrom(first int) ([]Node, []given, error) {
 	for _, o := range s.NodeFiles {
 		idx, err := resolveScope(o, out, raw)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		for _, i := range idx {
 			switch o.Name {
 			case "pidfile":
-				pidT[i], explicit[i].pidfile = o.Value, true
+				pidT[i] = o.Value
 			case "logfile":
-				logT[i], explicit[i].logfile = o.Value, true
+				logT[i] = o.Value
 			case "ready":
 				readyT[i] = o.Value
 			default:
-				return nil, nil, fmt.Errorf("%w: --%s cannot be given per node", ErrBadScope, o.Name)
+				return nil, fmt.Errorf("%w: --%s cannot be given per node", ErrBadScope, o.Name)
 			}
 		}
 	}
@@ -257,7 +228,7 @@ func (s Spec) nodesFrom(first int) ([]Node, []given, error) {
 		}
 		idx, err := resolveScope(o, out, raw)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		for _, i := range idx {
 			opts[i] = mergeOption(opts[i], o)
@@ -267,28 +238,28 @@ func (s Spec) nodesFrom(first int) ([]Node, []given, error) {
 	for i := range out {
 		n := &out[i]
 		if n.PidFile, err = expandPath(pidT[i], *n, base); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if err := t.pidfile(*n); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if n.LogFile, err = expandPath(logT[i], *n, base); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if n.Ready, err = ExpandReady(readyT[i], *n, "--ready"); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		for _, a := range s.Command {
 			w, err := Expand(a, *n)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			n.Command = append(n.Command, w)
 		}
 		for _, o := range opts[i] {
 			words, err := o.words(*n)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			n.Options = append(n.Options, words...)
 		}
@@ -296,7 +267,7 @@ func (s Spec) nodesFrom(first int) ([]Node, []given, error) {
 			n.Command = append(n.Command, n.Options...)
 		}
 	}
-	return out, explicit, nil
+	return out, nil
 }
 
 // names returns the names as given, or the names a lone count expands
@@ -307,8 +278,8 @@ func (s Spec) names(first int) (names []string, counted bool, err error) {
 	}
 	if len(s.Names) == 1 && isCount(s.Names[0]) {
 		n, err := strconv.Atoi(s.Names[0])
-		if err != nil || n < 1 || n > MaxNodes {
-			return nil, false, fmt.Errorf("%w: count %q must be 1 to %d", ErrBadName, s.Names[0], MaxNodes)
+		if err != nil || n < 1 || n > maxNodes {
+			return nil, false, fmt.Errorf("%w: count %q must be 1 to %d", ErrBadName, s.Names[0], maxNodes)
 		}
 		prefix := s.RangePrefix
 		if prefix == "" {

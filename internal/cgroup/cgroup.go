@@ -38,6 +38,16 @@ const (
 	Process = "process"
 )
 
+// CheckKillMode returns an error unless m is a node's kill mode: "" (for
+// Mixed), Mixed, ControlGroup or Process.
+func CheckKillMode(m string) error {
+	switch m {
+	case "", Mixed, ControlGroup, Process:
+		return nil
+	}
+	return fmt.Errorf("bad kill mode %q: want mixed, control-group or process", m)
+}
+
 // Environment variables that choose the containment: EnvContainment is
 // auto (the default), cgroup or session; EnvRoot names the cgroup2 mount
 // to use instead of the one /proc/self/mountinfo lists.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/urfave/cli/v2"
 )
@@ -46,7 +47,7 @@ func complete(c *cli.Context) {
 	for _, a := range args {
 		given[a] = true
 	}
-	recs, _ := nodes.ReadRecords(rundir)
+	recs, _ := record.ReadAll(rundir)
 	for _, n := range recs {
 		if !given[n.Name] {
 			fmt.Fprintln(c.App.Writer, n.Name)

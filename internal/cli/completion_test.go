@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -51,7 +52,7 @@ func TestComplete(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range ns {
-		if err := nodes.WriteRecord(dir, n); err != nil {
+		if err := record.Write(dir, n); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -61,7 +62,7 @@ func TestComplete(t *testing.T) {
 	}
 	// Another rundir's records, however bash splits --rundir=DIR.
 	other := t.TempDir()
-	if err := nodes.WriteRecord(other, nodes.Node{Name: "x9", PidFile: filepath.Join(other, "x9.pid"), LogFile: filepath.Join(other, "x9.log"), Command: []string{"sleep", "1"}}); err != nil {
+	if err := record.Write(other, nodes.Node{Name: "x9", PidFile: filepath.Join(other, "x9.pid"), LogFile: filepath.Join(other, "x9.log"), Command: []string{"sleep", "1"}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"--rundir=" + other}, {"--rundir", "=", other}, {"--rundir", other}} {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -23,7 +24,7 @@ func TestExitCodes(t *testing.T) {
 	}
 	// down1: recorded, stopped, of another project (folder).
 	down1 := nodes.Node{Name: "down1", Command: []string{"true"}, Dir: "/elsewhere", PidFile: filepath.Join(dir, "down1.pid"), LogFile: filepath.Join(dir, "down1.log")}
-	if err := nodes.WriteRecord(dir, down1); err != nil {
+	if err := record.Write(dir, down1); err != nil {
 		t.Fatal(err)
 	}
 	notFile := filepath.Join(dir, "folder")

@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/waiter"
@@ -290,7 +291,7 @@ var (
 )
 
 func setKillMode(f *flags, v string) error {
-	if err := nodes.CheckKillMode(v); err != nil {
+	if err := cgroup.CheckKillMode(v); err != nil {
 		return fmt.Errorf("--kill-mode: %w", err)
 	}
 	f.KillMode = v

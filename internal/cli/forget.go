@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/urfave/cli/v2"
@@ -43,7 +44,7 @@ the others kept and listed.
 		// before it checks the nodes until it has removed their records,
 		// so that it never removes the record of a start not yet seen
 		// running. In name order, so two forgets cannot hold each other up.
-		locks := make(map[string]*nodes.RecordLock, len(cl.Nodes))
+		locks := make(map[string]*record.Locked, len(cl.Nodes))
 		defer func() {
 			for _, lk := range locks {
 				lk.Unlock()
@@ -61,9 +62,9 @@ the others kept and listed.
 		ctx, cancel := context.WithTimeout(c.Context, forgetLockWait)
 		defer cancel()
 		for _, name := range names {
-			lk, err := nodes.LockRecord(ctx, cl.RunDir, name)
+			lk, err := record.Lock(ctx, cl.RunDir, name)
 			if errors.Is(err, context.DeadlineExceeded) {
-				err = fmt.Errorf("record %s is being written (its lock held for over %s): try again", nodes.RecordPath(cl.RunDir, name), forgetLockWait)
+				err = fmt.Errorf("record %s is being written (its lock held for over %s): try again", record.Path(cl.RunDir, name), forgetLockWait)
 			}
 			if err != nil {
 				fmt.Fprintf(o.w, "%s: %s: %s\n", name, o.paint(red, "FAILED"), nodes.Printable(err.Error()))
@@ -106,10 +107,10 @@ the others kept and listed.
 			if kept[n.Name] {
 				continue
 			}
-			path := nodes.RecordPath(cl.RunDir, n.Name)
+			path := record.Path(cl.RunDir, n.Name)
 			err := fmt.Errorf("record %s: %w", path, fs.ErrNotExist)
 			if lk := locks[n.Name]; lk != nil {
-				err = lk.RemoveRecord()
+				err = lk.Remove()
 			}
 			switch {
 			case errors.Is(err, fs.ErrNotExist):

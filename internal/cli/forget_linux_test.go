@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/internal/testutil"
-	"github.com/multi-launcher/multi/nodes"
 )
 
 // forget takes the node's record lock before it looks at the node: while
@@ -24,10 +24,10 @@ func TestForgetWaitsForRecordLock(t *testing.T) {
 	if code, out, errs := runCLI(t, "stopwait", "w1", "--rundir", dir); code != exitOK {
 		t.Fatalf("stopwait: exit %d, %q, %q", code, out, errs)
 	}
-	record := nodes.RecordPath(dir, "w1")
+	recordFile := record.Path(dir, "w1")
 	lockFile := filepath.Join(dir, ".w1.node.lock")
 	// As a start of w1 would.
-	lk, err := nodes.LockRecord(context.Background(), dir, "w1")
+	lk, err := record.Lock(context.Background(), dir, "w1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,22 +61,22 @@ func TestForgetWaitsForRecordLock(t *testing.T) {
 	testutil.PollUntil(t, "forget to open the record lock file", func() bool {
 		select {
 		case r := <-done:
-			_, err := os.Stat(record)
+			_, err := os.Stat(recordFile)
 			t.Fatalf("forget returned while a start held w1's record lock: exit %d, %q, %q, record: %v; want it to wait", r.code, r.out, r.errs, err)
 		default:
 		}
 		return opened() >= 2
 	})
-	if _, err := os.Stat(record); err != nil {
+	if _, err := os.Stat(recordFile); err != nil {
 		t.Errorf("record while forget waits for its lock: %v; want it kept", err)
 	}
 	unlocked = true
 	lk.Unlock()
 	r := <-done
-	if want := "w1: forgotten (" + record + " removed)\n"; r.code != exitOK || r.out != want || r.errs != "" {
+	if want := "w1: forgotten (" + recordFile + " removed)\n"; r.code != exitOK || r.out != want || r.errs != "" {
 		t.Errorf("forget once the lock was let go: exit %d, %q, %q; want 0, %q", r.code, r.out, r.errs, want)
 	}
-	for _, p := range []string{record, lockFile} {
+	for _, p := range []string{recordFile, lockFile} {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("%s after forget: %v; want it removed", p, err)
 		}

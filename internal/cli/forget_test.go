@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/internal/record"
 )
 
 // forget removes the record of a stopped node, and refuses, removing
@@ -22,7 +22,7 @@ func TestForget(t *testing.T) {
 		t.Fatalf("stopwait w2: exit %d, %q, %q", code, out, errs)
 	}
 	rec := func(name string) bool {
-		_, err := os.Stat(nodes.RecordPath(dir, name))
+		_, err := os.Stat(record.Path(dir, name))
 		return err == nil
 	}
 	pid := holder(t, dir, "w1")

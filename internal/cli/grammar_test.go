@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -56,7 +57,7 @@ func TestShowFromRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := nodes.WriteRecord(dir, ns[0]); err != nil {
+	if err := record.Write(dir, ns[0]); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs = runCLI(t, "show", "w1", "--rundir", dir)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 )
@@ -134,7 +135,7 @@ func TestStatusNaturalOrderVerbose(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, n := range ns {
-			if err := nodes.WriteRecord(dir, n); err != nil {
+			if err := record.Write(dir, n); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/internal/safefs"
 	"github.com/urfave/cli/v2"
 )
 
@@ -111,10 +111,10 @@ type logSource struct {
 	buf        []byte
 }
 
-// openLog opens the logfile at path as [nodes.OpenLogfileToRead] does: no
+// openLog opens the logfile at path as [safefs.OpenLogfileToRead] does: no
 // link followed, nothing but a regular file.
 func openLog(name, path string) (*logSource, error) {
-	f, err := nodes.OpenLogfileToRead(path)
+	f, err := safefs.OpenLogfileToRead(path)
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +312,7 @@ func (l *logSource) follow(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	nf, err := nodes.OpenLogfileToRead(l.path)
+	nf, err := safefs.OpenLogfileToRead(l.path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil

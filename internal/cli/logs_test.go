@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -77,7 +78,7 @@ func TestLogsLinesAndNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range ns {
-		if err := nodes.WriteRecord(dir, n); err != nil {
+		if err := record.Write(dir, n); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -103,13 +104,13 @@ func TestRestartMisspeltChangesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := nodes.WriteRecord(dir, ns[0]); err != nil {
+	if err := record.Write(dir, ns[0]); err != nil {
 		t.Fatal(err)
 	}
 	// Were the option passed on, w1 would start (and fail on it): killed.
 	t.Cleanup(func() { runCLI(t, "kill", "w1", "--rundir", dir) })
-	record := nodes.RecordPath(dir, "w1")
-	before, err := os.ReadFile(record)
+	recordFile := record.Path(dir, "w1")
+	before, err := os.ReadFile(recordFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestRestartMisspeltChangesNothing(t *testing.T) {
 	if code != exitUsage || out != "" || !strings.HasPrefix(errs, "multi restart: unknown flag --roling (did you mean --rolling?)") {
 		t.Errorf("restart --roling: exit %d, %q, %q; want 2 and did you mean --rolling", code, out, errs)
 	}
-	after, err := os.ReadFile(record)
+	after, err := os.ReadFile(recordFile)
 	if err != nil || string(after) != string(before) {
 		t.Errorf("record after restart --roling: %q, %v; want it unchanged: %q", after, err, before)
 	}

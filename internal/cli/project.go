@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/urfave/cli/v2"
 )
@@ -25,7 +26,7 @@ import (
 // exist but none of them is this folder's: the message names the folders
 // they were started in.
 func projectNames(c *cli.Context, rundir, wd string, skipped func(error)) ([]string, error) {
-	recs, err := nodes.ReadRecords(rundir)
+	recs, err := record.ReadAll(rundir)
 	if len(recs) == 0 {
 		return nil, nil // the resolve reads the rundir again and says why
 	}

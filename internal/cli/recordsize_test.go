@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/internal/record"
 )
 
 // A record too large to read back is refused when written (exit 2, nothing
@@ -22,14 +22,14 @@ func TestRecordTooLarge(t *testing.T) {
 	}
 	code, out, errs := runCLI(t, append(args, "--", "sleep", "300")...)
 	ents, _ := os.ReadDir(dir)
-	if code != exitUsage || !strings.Contains(errs, "w1: record too large: "+nodes.RecordPath(dir, "w1")) || len(ents) != 0 {
+	if code != exitUsage || !strings.Contains(errs, "w1: record too large: "+record.Path(dir, "w1")) || len(ents) != 0 {
 		t.Fatalf("start with 1.2 MB of --env: exit %d, %q, %.300q, rundir holds %v; want 2, the node and its record named, nothing written",
 			code, out, errs, ents)
 	}
 	if code, out, errs := runCLI(t, "start", "w1", "w2", "--rundir", dir, "--", "sleep", "300"); code != exitOK {
 		t.Fatalf("start: exit %d, %q, %q", code, out, errs)
 	}
-	w3 := nodes.RecordPath(dir, "w3")
+	w3 := record.Path(dir, "w3")
 	big := `{"name":"w3","command":["sleep","1"],"pidfile":"/r/w3.pid","logfile":"/r/w3.log","env":["K=` + strings.Repeat("x", 2<<20) + `"]}`
 	if err := os.WriteFile(w3, []byte(big), 0o644); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 )
@@ -20,7 +21,7 @@ func recordNodes(t *testing.T, dir string, names ...string) {
 	t.Helper()
 	for _, name := range names {
 		n := nodes.Node{Name: name, Command: []string{"true"}, PidFile: filepath.Join(dir, name+".pid"), LogFile: filepath.Join(dir, name+".log")}
-		if err := nodes.WriteRecord(dir, n); err != nil {
+		if err := record.Write(dir, n); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/multi"
-	"github.com/multi-launcher/multi/nodes"
 )
 
 // errUnknownNode: a name status was given has neither a record nor a
@@ -26,18 +26,18 @@ func markUnknown(sts []multi.Status, rundir string) {
 		if s.State != multi.StateStopped {
 			continue
 		}
-		if _, err := nodes.ReadRecord(rundir, s.Node.Name); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := record.Read(rundir, s.Node.Name); !errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if !read {
-			ns, _ := nodes.ReadRecords(rundir)
+			ns, _ := record.ReadAll(rundir)
 			for _, n := range ns {
 				recorded = append(recorded, n.Name)
 			}
 			read = true
 		}
 		err := fmt.Errorf("%w: no record %s and no pidfile %s", errUnknownNode,
-			nodes.RecordPath(rundir, s.Node.Name), s.Node.PidFile)
+			record.Path(rundir, s.Node.Name), s.Node.PidFile)
 		if near := closestNames(s.Node.Name, recorded); len(near) > 0 {
 			err = fmt.Errorf("%w; did you mean %s?", err, orList(near))
 		}

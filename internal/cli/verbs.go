@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/urfave/cli/v2"
@@ -155,7 +156,7 @@ func cluster(c *cli.Context, a *call) (*multi.Cluster, error) {
 	if a.starts && !a.HasCommand {
 		for _, n := range ns {
 			if len(n.Command) == 0 {
-				return nil, usage(c, fmt.Errorf("%s: no command: give one after -- (no record %s); %s", n.Name, nodes.RecordPath(rundir(a), n.Name), noCommandHint(c)))
+				return nil, usage(c, fmt.Errorf("%s: no command: give one after -- (no record %s); %s", n.Name, record.Path(rundir(a), n.Name), noCommandHint(c)))
 			}
 		}
 	}
@@ -199,8 +200,6 @@ func resolve(c *cli.Context, a *call) ([]nodes.Node, error) {
 		SelfLock:    a.SelfLock,
 		Env:         a.Env,
 		Ready:       a.Ready,
-
-		AllowSharedFolders: a.AllowSharedFolders,
 	}
 	if a.Suffix != nil {
 		spec.Host = *a.Suffix
@@ -228,7 +227,7 @@ func resolve(c *cli.Context, a *call) ([]nodes.Node, error) {
 			return nil, usage(c, err)
 		}
 	}
-	spec.Skipped = func(err error) {
+	skipped := func(err error) {
 		fmt.Fprintf(c.App.ErrWriter, "multi %s: warning: %v; skipped\n", c.Command.Name, err)
 	}
 	if len(a.Names) == 0 && a.starts && (a.HasCommand || len(a.Options) > 0) {
@@ -236,7 +235,7 @@ func resolve(c *cli.Context, a *call) ([]nodes.Node, error) {
 	}
 	if len(a.Names) == 0 && !a.All && wdErr == nil && !a.AllowSharedFolders {
 		// This project's nodes, not every recorded one.
-		names, err := projectNames(c, spec.RunDir, wd, spec.Skipped)
+		names, err := projectNames(c, spec.RunDir, wd, skipped)
 		if err != nil {
 			return nil, err
 		}
@@ -244,7 +243,7 @@ func resolve(c *cli.Context, a *call) ([]nodes.Node, error) {
 			spec.Names, spec.Prefix = names, ""
 		}
 	}
-	ns, err := spec.Resolve()
+	ns, err := record.Resolve(spec, a.AllowSharedFolders, skipped)
 	if err != nil {
 		return nil, usage(c, err)
 	}
@@ -252,7 +251,7 @@ func resolve(c *cli.Context, a *call) ([]nodes.Node, error) {
 		// A record too large to read back would lose the node: refused
 		// before anything starts.
 		for _, n := range ns {
-			if err := nodes.CheckRecord(spec.RunDir, n); err != nil {
+			if err := record.CheckSize(spec.RunDir, n); err != nil {
 				return nil, usage(c, fmt.Errorf("%w; nothing done", err))
 			}
 		}

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/multi-launcher/multi/internal/cgroup"
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/internal/safefs"
 	"github.com/multi-launcher/multi/internal/step"
 	"github.com/multi-launcher/multi/internal/testhooks"
@@ -52,7 +53,7 @@ func spawnDirect(ctx context.Context, rp *Reaper, n nodes.Node, env []string) (*
 	if !ok {
 		return nil, errUseStep
 	}
-	ch := &Child{node: n, born: time.Now(), bornTicks: nodes.NowTicks()}
+	ch := &Child{node: n, born: time.Now(), bornTicks: proc.NowTicks()}
 	p := &forkPlan{wd: -1, readyTo: -1, nofile: nofile, setNofile: setNofile}
 	for i := range p.src {
 		p.src[i] = -1
@@ -76,7 +77,7 @@ func spawnDirect(ctx context.Context, rp *Reaper, n nodes.Node, env []string) (*
 	}()
 	var err error
 	if n.Dir != "" {
-		if wd, err = nodes.OpenWorkDir(n); err != nil {
+		if wd, err = OpenWorkDir(n); err != nil {
 			return nil, errUseStep
 		}
 		p.wd = int(wd.Fd())
@@ -249,7 +250,7 @@ func directEnviron(env []string, n nodes.Node, lockFD int) []string {
 // node never sees.
 func stepOwn(k string) bool {
 	switch k {
-	case stepEnv, stepDirEnv, stepCgroupEnv, stepPathEnv, stepProcsEnv, stepReadyEnv, StepOutEnv, StepStandbyEnv, nodes.SharedEnv:
+	case stepEnv, stepDirEnv, stepCgroupEnv, stepPathEnv, stepProcsEnv, stepReadyEnv, StepOutEnv, StepStandbyEnv, safefs.SharedEnv:
 		return true
 	}
 	return false

@@ -29,6 +29,7 @@ import (
 
 	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/pin"
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -119,7 +120,7 @@ type Child struct {
 	cmd  *exec.Cmd
 	pid  int
 	born time.Time
-	// bornTicks is the boot clock (in [nodes.Proc.StartTicks]' unit) read
+	// bornTicks is the boot clock (in [proc.Stat.StartTicks]' unit) read
 	// before the spawn: no process of the child's tree started earlier.
 	bornTicks uint64
 	// logOff is the logfile's size before the node started: its own
@@ -155,7 +156,7 @@ func cgroupLeft(path string) string {
 	var names []string
 	pids, err := cgroup.KillMade(path)
 	for _, pid := range pids {
-		if p, err := nodes.ReadProc(pid); err == nil && p.Comm != "" {
+		if p, err := proc.Read(pid); err == nil && p.Comm != "" {
 			names = append(names, fmt.Sprintf("pid %d (%s)", pid, p.Comm))
 		} else {
 			names = append(names, fmt.Sprintf("pid %d", pid))

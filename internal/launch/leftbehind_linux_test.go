@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/internal/cgroup"
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/internal/testutil"
-	"github.com/multi-launcher/multi/nodes"
 )
 
 // A start that failed cleans up what its child left in the node's cgroup;
@@ -43,7 +43,7 @@ func TestLeftBehindSparesTheNodeThatRunsNow(t *testing.T) {
 	// The failed start's child: it left a process in its session, in the
 	// node's cgroup, and exited.
 	kid := filepath.Join(t.TempDir(), "kid")
-	since := nodes.NowTicks()
+	since := proc.NowTicks()
 	// It joins the folder before it forks (cgroup.procs: qemu-user has no
 	// clone3), then forks once its input ends.
 	old := exec.Command("sh", "-c", "read x; sleep 300 & echo $! > "+kid)
@@ -68,9 +68,9 @@ func TestLeftBehindSparesTheNodeThatRunsNow(t *testing.T) {
 	testutil.KillAtCleanup(t, left) // this process or none
 	// $! is the forked subshell, which execs sleep a moment later:
 	// leftBehind names it by what it is then.
-	var seen nodes.Proc
+	var seen proc.Stat
 	testutil.PollUntil(t, "the child's leftover to be sleep", func() bool {
-		p, err := nodes.ReadProc(left)
+		p, err := proc.Read(left)
 		seen = p
 		return err != nil || p.Gone() || p.Comm == "sleep"
 	})
@@ -94,7 +94,7 @@ func TestLeftBehindSparesTheNodeThatRunsNow(t *testing.T) {
 		t.Errorf("leftBehind: %q; want the child's leftover pid %d named and killed", said, left)
 	}
 	testutil.PollUntil(t, "the child's leftover to be killed", func() bool {
-		p, err := nodes.ReadProc(left)
+		p, err := proc.Read(left)
 		return err != nil || p.Gone()
 	})
 }

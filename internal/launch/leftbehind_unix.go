@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/multi-launcher/multi/internal/pin"
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
@@ -32,7 +33,7 @@ func (ch *Child) leftBehind() string {
 		}
 		return ""
 	}
-	left, _ := nodes.SessionMembers(ch.pid)
+	left, _ := proc.SessionMembers(ch.pid)
 	if len(left) == 0 {
 		return ""
 	}

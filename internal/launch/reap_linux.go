@@ -5,9 +5,8 @@ import (
 	"os/exec"
 	"unsafe"
 
+	"github.com/multi-launcher/multi/internal/proc"
 	"golang.org/x/sys/unix"
-
-	"github.com/multi-launcher/multi/nodes"
 )
 
 // reap collects the exit status of a node this process started, when it
@@ -70,7 +69,7 @@ const pfExiting = 0x4
 
 // procFlags returns the kernel flags of pid, 0 when they cannot be read.
 func procFlags(pid int) uint64 {
-	p, err := nodes.ReadProc(pid)
+	p, err := proc.Read(pid)
 	if err != nil {
 		return 0
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/pin"
+	"github.com/multi-launcher/multi/internal/proc"
 
 	"golang.org/x/sys/unix"
 
@@ -62,7 +63,7 @@ func spawnStep(ctx context.Context, rp *Reaper, n nodes.Node, env []string, lock
 	extra := []*os.File{nil}
 	if n.Dir != "" {
 		// The step changes to the folder the walk reached (see stepDirEnv).
-		wd, err := nodes.OpenWorkDir(n)
+		wd, err := OpenWorkDir(n)
 		if err != nil {
 			return nil, err // EMFILE included: the walk says which folder
 		}
@@ -85,7 +86,7 @@ func spawnStep(ctx context.Context, rp *Reaper, n nodes.Node, env []string, lock
 		return nil, err
 	}
 	extra[0] = w
-	ch := &Child{node: n, born: time.Now(), bornTicks: nodes.NowTicks(), rp: rp}
+	ch := &Child{node: n, born: time.Now(), bornTicks: proc.NowTicks(), rp: rp}
 	if extra, env, err = ch.readyPipe(extra, env); err != nil {
 		r.Close()
 		w.Close()
@@ -290,7 +291,7 @@ func (ch *Child) confirm() (*os.Process, error) {
 // before it exits, stopped in its settle window by someone else. Such a
 // node is not killed mid-exit.
 func onItsWay(pid int, released bool) bool {
-	p, err := nodes.ReadProc(pid)
+	p, err := proc.Read(pid)
 	if err != nil {
 		return false
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/nodes"
 )
@@ -57,7 +58,7 @@ func TestConfirmLockDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.PollUntil(t, "the command exited", func() bool {
-		p, err := nodes.ReadProc(cmd2.Process.Pid)
+		p, err := proc.Read(cmd2.Process.Pid)
 		return err != nil || p.Gone()
 	})
 	if _, err := confirm(cmd2, n); !errors.Is(err, ErrExitedAtOnce) || !strings.Contains(err.Error(), "status 7") {

@@ -5,6 +5,7 @@ package launch
 import (
 	"strings"
 
+	"github.com/multi-launcher/multi/internal/safefs"
 	"github.com/multi-launcher/multi/internal/step"
 	"github.com/multi-launcher/multi/nodes"
 )
@@ -40,10 +41,10 @@ func stepEnviron(env []string, step string, n nodes.Node) []string {
 	if n.Dir != "" {
 		out = append(out, stepDirEnv+"=1")
 	}
-	if shared := nodes.AcceptedShared(); shared != "" {
+	if shared := safefs.Accepted(); shared != "" {
 		// The folders the step, and a node that locks its own pidfile,
 		// reach as this process accepted them.
-		out = append(out, nodes.SharedEnv+"="+shared)
+		out = append(out, safefs.SharedEnv+"="+shared)
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/nodes"
 )
@@ -33,7 +34,7 @@ type HolderError struct {
 func (e *HolderError) Error() string {
 	return fmt.Sprintf("pidfile %s is locked by pid %d%s, not by pid %d%s that the record of %s names; not signalled (was the pidfile replaced?)",
 		e.PidFile, e.PID, startedText(e.Started), e.Recorded.PID,
-		startedText(nodes.Proc{StartTicks: e.Recorded.StartTicks}.Start()), e.Node)
+		startedText(proc.Stat{StartTicks: e.Recorded.StartTicks}.Start()), e.Node)
 }
 
 // Is makes errors.Is(err, ErrHolderMismatch) true.
@@ -49,7 +50,7 @@ func startedText(t time.Time) string {
 // NewHolderError reports that pid, the lock holder, is not want.
 func NewHolderError(pid int, want nodes.Started) *HolderError {
 	e := &HolderError{PID: pid, Recorded: want}
-	if p, err := nodes.ReadProc(pid); err == nil {
+	if p, err := proc.Read(pid); err == nil {
 		e.Started = p.Start()
 	}
 	return e
@@ -62,7 +63,7 @@ func ProcIs(pid int, want nodes.Started) bool {
 	if pid != want.PID {
 		return false
 	}
-	p, err := nodes.ReadProc(pid)
+	p, err := proc.Read(pid)
 	if errors.Is(err, errors.ErrUnsupported) {
 		return true
 	}
@@ -81,7 +82,7 @@ const ExitGrace = time.Second
 // exitingWait once it has begun to exit (PF_EXITING), while ctx lasts. It
 // reports whether it exited (a zombie has). One that is neither (its
 // pidfile left stale, the lock dropped while it runs) is not waited for.
-func WaitOnItsWay(ctx context.Context, st nodes.Started, p nodes.Proc, released bool, exitingWait time.Duration) bool {
+func WaitOnItsWay(ctx context.Context, st nodes.Started, p proc.Stat, released bool, exitingWait time.Duration) bool {
 	var wait time.Duration
 	if released {
 		wait = ExitGrace

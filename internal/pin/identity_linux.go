@@ -5,6 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -46,7 +47,7 @@ func PidfdInoOf(pid int) (uint64, bool) {
 // inode of a pidfd of it. pid must not be reused meanwhile: it is an
 // unreaped child of this process.
 func Identify(pid int) (nodes.Started, error) {
-	p, err := nodes.ReadProc(pid)
+	p, err := proc.Read(pid)
 	if err != nil {
 		return nodes.Started{}, err
 	}
@@ -74,7 +75,7 @@ func PinnedIs(pfd, pid int, want nodes.Started) bool {
 
 // RecordedRuns returns the process st names when it runs (not a zombie),
 // checked as [PinnedIs] checks it, through a pidfd opened for the check.
-func RecordedRuns(st nodes.Started) (nodes.Proc, bool) {
+func RecordedRuns(st nodes.Started) (proc.Stat, bool) {
 	pfd, err := unix.PidfdOpen(st.PID, 0)
 	switch err {
 	case nil:
@@ -82,11 +83,11 @@ func RecordedRuns(st nodes.Started) (nodes.Proc, bool) {
 	case unix.ENOSYS, unix.EPERM, unix.EINVAL:
 		pfd = -1 // no pidfds here: pid and start time
 	default:
-		return nodes.Proc{}, false
+		return proc.Stat{}, false
 	}
-	p, err := nodes.ReadProc(st.PID)
+	p, err := proc.Read(st.PID)
 	if err != nil || p.Gone() {
-		return nodes.Proc{}, false
+		return proc.Stat{}, false
 	}
 	if pfd < 0 {
 		return p, p.StartTicks == st.StartTicks

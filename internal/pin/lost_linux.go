@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -24,7 +25,7 @@ func SignalLost(st nodes.Started, sig syscall.Signal) (bool, error) {
 		return false, err
 	}
 	ok, err := signalChecked(p, sig, func(pfd int) bool {
-		p, err := nodes.ReadProc(st.PID)
+		p, err := proc.Read(st.PID)
 		return err == nil && !p.Gone() && PinnedIs(pfd, st.PID, st)
 	})
 	if err != nil && err != ErrNoPidfd {
@@ -87,7 +88,7 @@ func WaitLost(ctx context.Context, st nodes.Started) error {
 	}
 	f := os.NewFile(uintptr(pfd), "pidfd")
 	defer f.Close()
-	if p, err := nodes.ReadProc(st.PID); err != nil || p.Gone() || !PinnedIs(pfd, st.PID, st) {
+	if p, err := proc.Read(st.PID); err != nil || p.Gone() || !PinnedIs(pfd, st.PID, st) {
 		return nil // gone before the open: the pid is another's now
 	}
 	rc, err := f.SyscallConn()

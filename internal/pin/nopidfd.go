@@ -9,6 +9,7 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -16,7 +17,7 @@ import (
 // pid and start time where /proc gives one (elsewhere an error, and the
 // record names no process).
 func Identify(pid int) (nodes.Started, error) {
-	p, err := nodes.ReadProc(pid)
+	p, err := proc.Read(pid)
 	if err != nil {
 		return nodes.Started{}, err
 	}
@@ -25,7 +26,7 @@ func Identify(pid int) (nodes.Started, error) {
 
 // RecordedRuns says whether the process st names runs: it cannot be
 // checked here, so never.
-func RecordedRuns(st nodes.Started) (nodes.Proc, bool) { return nodes.Proc{}, false }
+func RecordedRuns(st nodes.Started) (proc.Stat, bool) { return proc.Stat{}, false }
 
 // SignalLost would signal a lost process; without pidfds to pin it with,
 // it does not (lost nodes are found only on Linux anyway).
@@ -42,6 +43,6 @@ func PidfdInoOf(pid int) (uint64, bool) { return 0, false }
 
 // SignalMember would signal a member of a node's session; without pidfds
 // to pin it with, it is not signalled.
-func SignalMember(m nodes.Proc, st nodes.Started, sig syscall.Signal) (bool, error) {
+func SignalMember(m proc.Stat, st nodes.Started, sig syscall.Signal) (bool, error) {
 	return false, ErrNoPidfd
 }

@@ -6,10 +6,11 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/nodes"
 )
 
-// Members returns, of procs (one look at /proc, [nodes.ReadProcs]), the
+// Members returns, of procs (one look at /proc, [proc.ReadAll]), the
 // processes of the session of the node whose process st names: the node
 // starts a session of its own (its exec step calls setsid), so its
 // session id is st.PID. A session id stays allocated while any member
@@ -22,8 +23,8 @@ import (
 // started the node sees it, and records do not say which namespace that
 // was: a rundir shared with another pid namespace should be looked at
 // only from the one its nodes started in.
-func Members(procs []nodes.Proc, st nodes.Started) []nodes.Proc {
-	var out []nodes.Proc
+func Members(procs []proc.Stat, st nodes.Started) []proc.Stat {
+	var out []proc.Stat
 	for _, p := range procs {
 		if isMember(p, st) {
 			out = append(out, p)
@@ -39,7 +40,7 @@ func Members(procs []nodes.Proc, st nodes.Started) []nodes.Proc {
 
 // isMember reports whether p, as /proc showed it, belongs to the session
 // of st's node.
-func isMember(p nodes.Proc, st nodes.Started) bool {
+func isMember(p proc.Stat, st nodes.Started) bool {
 	if st.PID <= 1 || st.StartTicks == 0 || p.PID <= 1 || p.PID == os.Getpid() || p.Gone() {
 		return false
 	}
@@ -58,7 +59,7 @@ func SessionIsNodes(st nodes.Started) bool {
 	if st.PID <= 1 || st.StartTicks == 0 {
 		return false
 	}
-	p, err := nodes.ReadProc(st.PID)
+	p, err := proc.Read(st.PID)
 	if errors.Is(err, fs.ErrNotExist) {
 		return true
 	}
@@ -77,12 +78,12 @@ func SessionIsNodes(st nodes.Started) bool {
 // leader gone by now, or not: see [Members]), read from /proc now, each
 // member pinned and checked again first ([SignalMember]). It returns
 // those it killed; none where /proc cannot say (off Linux).
-func KillSession(st nodes.Started) []nodes.Proc {
-	procs, err := nodes.ReadSessions(map[int]bool{st.PID: true})
+func KillSession(st nodes.Started) []proc.Stat {
+	procs, err := proc.ReadSessions(map[int]bool{st.PID: true})
 	if err != nil {
 		return nil
 	}
-	var killed []nodes.Proc
+	var killed []proc.Stat
 	for _, m := range Members(procs, st) {
 		if ok, _ := SignalMember(m, st, syscall.SIGKILL); ok {
 			killed = append(killed, m)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/nodes"
 )
@@ -13,7 +14,7 @@ import (
 // reads it again after that: still the process it was (same start time),
 // still in the node's session, and the session still the node's. It says
 // false when m is gone or is no longer such a member.
-func SignalMember(m nodes.Proc, st nodes.Started, sig syscall.Signal) (bool, error) {
+func SignalMember(m proc.Stat, st nodes.Started, sig syscall.Signal) (bool, error) {
 	p, err := CheckPID(m.PID)
 	if err != nil {
 		return false, err
@@ -22,7 +23,7 @@ func SignalMember(m nodes.Proc, st nodes.Started, sig syscall.Signal) (bool, err
 		h(m.PID)
 	}
 	ok, err := signalChecked(p, sig, func(int) bool {
-		cur, err := nodes.ReadProc(m.PID)
+		cur, err := proc.Read(m.PID)
 		return err == nil && cur.StartTicks == m.StartTicks && isMember(cur, st) && SessionIsNodes(st)
 	})
 	if err != nil && err != ErrNoPidfd {

@@ -102,7 +102,7 @@ func SignalKeep(path string, expect int, want nodes.Started, sig syscall.Signal,
 // (through open) when the path names a new file. If pin is not nil, *pin
 // gets the pidfd that pinned the process signalled, if any.
 func signalOn(hp **pidfile.Handle, path string, open func(string) (*pidfile.Handle, error), expect int, want nodes.Started, sig syscall.Signal, group bool, pin **os.File) (info pidfile.Info, err error) {
-	var bw pidfile.BriefWaiter
+	var bw briefWaiter
 	brief := bw.Wait
 	for try := 0; try < 100; try++ {
 		h := *hp

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/internal/ready"
 	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/nodes"
@@ -40,7 +41,7 @@ func TestExecCheckLeavesNothingRunning(t *testing.T) {
 	pid := testutil.ReadPID(t, kid)
 	testutil.KillAtCleanup(t, pid) // this process or none
 	testutil.PollUntil(t, "the check's child to be killed", func() bool {
-		p, err := nodes.ReadProc(pid)
+		p, err := proc.Read(pid)
 		return err != nil || p.Gone()
 	})
 }

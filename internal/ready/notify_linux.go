@@ -11,9 +11,8 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/multi-launcher/multi/internal/safefs"
 	"golang.org/x/sys/unix"
-
-	"github.com/multi-launcher/multi/nodes"
 )
 
 // A Notify is a node's own notify socket (systemd's sd_notify protocol):
@@ -46,7 +45,7 @@ func ListenNotify(rundir, name string) (*Notify, error) {
 		return nil, fmt.Errorf("notify socket %s: path longer than %d bytes (a shorter --rundir)", path, maxSocketPath)
 	}
 	// A socket left by a start that died; through the no-link walk.
-	if err := nodes.RemoveIn(rundir, base); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := safefs.RemoveIn(rundir, base); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("notify socket %s: %w", path, err)
 	}
 	// Raw system calls, not package net (see dial_unix.go).
@@ -191,7 +190,7 @@ func (n *Notify) Close() {
 	n.closed.Do(func() {
 		n.f.Close()
 		if cur, err := os.Lstat(filepath.Join(n.dir, n.name)); err == nil && os.SameFile(cur, n.made) {
-			nodes.RemoveIn(n.dir, n.name)
+			safefs.RemoveIn(n.dir, n.name)
 		}
 	})
 }

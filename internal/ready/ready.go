@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/proc"
+	"github.com/multi-launcher/multi/internal/safefs"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -143,7 +145,7 @@ func (p *Probe) execOnce(ctx context.Context, inCgroup bool) (scratch bool, err 
 	if inCgroup {
 		end, scratch = inScratch(p.node, p.RunDir, cmd)
 	}
-	since, pid := nodes.NowTicks(), 0
+	since, pid := proc.NowTicks(), 0
 	if p.Runner == nil {
 		err = cmd.Run()
 		if cmd.Process != nil {
@@ -163,7 +165,7 @@ const maxLine = 64 << 10
 // runLog reads the lines the node logged since the last round and reports
 // whether one matches.
 func (p *Probe) runLog() error {
-	f, err := nodes.OpenLogfileToRead(p.node.LogFile)
+	f, err := safefs.OpenLogfileToRead(p.node.LogFile)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/multi-launcher/multi/internal/pin"
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/internal/proc"
 )
 
 // Ext names the tag a run leaves in the rundir for each
@@ -59,7 +59,7 @@ func Live(b []byte) int {
 	if err != nil || pid <= 0 || pid == os.Getpid() {
 		return 0
 	}
-	p, err := nodes.ReadProc(pid)
+	p, err := proc.Read(pid)
 	switch {
 	case errors.Is(err, errors.ErrUnsupported):
 		return pid // no /proc: taken for alive

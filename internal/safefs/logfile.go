@@ -9,8 +9,8 @@ import (
 // OpenLogfile opens the logfile at path for appending, creating it (mode
 // 0644) and its missing folders: no symbolic link followed, at the file
 // or on the way to it, no hang on a FIFO, and only a regular file that
-// nobody else planted. It lives here, not in package nodes, so that the
-// exec step (package step) opens a node's logfile without nodes' imports.
+// nobody else planted. Root appends node output to it, so a link planted
+// by the folder's owner must not point root at a file of root's.
 func OpenLogfile(path string) (*os.File, error) {
 	d, err := OpenFolder(filepath.Dir(path), true)
 	if err != nil {
@@ -27,6 +27,39 @@ func OpenLogfile(path string) (*os.File, error) {
 	_, err = d.CheckFile(f)
 	if err == nil {
 		err = SetBlocking(f)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("logfile %s: %w", path, BareErr(err))
+	}
+	return f, nil
+}
+
+// OpenLogfileToRead opens the logfile at path for reading (multi logs),
+// as carefully as [OpenLogfile] opens it for writing: no symbolic link
+// followed, at the file or on the way to it, no hang on a FIFO, and only
+// a regular file with one name. Root prints what it reads, so a link or a
+// hard link planted by the folder's owner must not show them a file of
+// root's.
+func OpenLogfileToRead(path string) (*os.File, error) {
+	d, err := OpenFolder(filepath.Dir(path), false)
+	if err != nil {
+		return nil, fmt.Errorf("logfile %s: %w", path, BareErr(err))
+	}
+	defer d.Close()
+	f, err := d.Open(filepath.Base(path), path, os.O_RDONLY, 0)
+	if IsSymlinkErr(err) {
+		return nil, fmt.Errorf("logfile %s: is a symbolic link (not followed)", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("logfile %s: %w", path, BareErr(err))
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("is %s, not a regular file", DescribeType(st.Mode()))
+	}
+	if err == nil {
+		err = CheckOneLink(st)
 	}
 	if err != nil {
 		f.Close()

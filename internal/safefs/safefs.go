@@ -6,9 +6,12 @@
 // safefs owns the walk that reaches such a folder ([OpenFolder]: no
 // untrusted symbolic link followed, on the way or at the end), the
 // operations named relative to the folder once reached ([Folder]), and the
-// checks on a file opened there ([CheckOwner], [CheckOneLink]). What the
-// files hold, and how they are locked, belongs to the packages that use
-// it: nodes (logfiles, records) and nodes/pidfile.
+// checks on a file opened there ([CheckOwner], [CheckOneLink]); and the
+// files whose rule is that walk alone: a node's logfile ([OpenLogfile],
+// [OpenLogfileToRead]) and the files multi makes in a folder it holds
+// ([Folder.Make], [RemoveIn]). What the other files hold, and how they
+// are locked, belongs to the packages that use it: internal/record (node
+// records) and nodes/pidfile.
 package safefs
 
 import (

@@ -84,3 +84,15 @@ func accepted(path string) bool {
 // can write to, opened because it was accepted ([AcceptShared]). Nothing
 // in it proves that multi wrote it.
 func (d *Folder) Shared() bool { return d.shared }
+
+// SharedFolder reports whether the folder at path is one others than root
+// and this user can write to, accepted ([AcceptShared]): nothing in it
+// proves that multi put it there.
+func SharedFolder(path string) bool {
+	d, err := OpenFolder(path, false)
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	return d.Shared()
+}

@@ -9,22 +9,23 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/internal/runtag"
-	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/internal/safefs"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
 // The files a run makes, the ready file and the nodes' run tags, are made
 // and removed in folders it reached once, without following an untrusted
-// link, and held open (see [nodes.Dir]): a folder swapped for a link later
+// link, and held open (see [safefs.Folder]): a folder swapped for a link later
 // sends nothing elsewhere, nothing is written through a planted link, and
 // only the file the run made is removed.
 type runFiles struct {
-	readyDir  *nodes.Dir
+	readyDir  *safefs.Folder
 	readyName string
 	readyInfo fs.FileInfo // the ready file made, nil when there is none
 
-	tagDir  *nodes.Dir
+	tagDir  *safefs.Folder
 	tagInfo map[string]fs.FileInfo // each node's run tag, by name
 
 	fatalInfo map[string]fs.FileInfo // each fatal node's mark, by name
@@ -39,9 +40,9 @@ func (r *run) checkReadyFile() error {
 	if r.o.AllowShared {
 		// The ready file's folder is one of the run's own, as a
 		// node's pidfile folder is (see Cluster.AllowSharedFolders).
-		nodes.AcceptShared(filepath.Dir(r.o.ReadyFile), nil)
+		record.AcceptShared(filepath.Dir(r.o.ReadyFile), nil)
 	}
-	d, err := nodes.OpenDir(filepath.Dir(r.o.ReadyFile))
+	d, err := safefs.OpenFolder(filepath.Dir(r.o.ReadyFile), false)
 	if err != nil {
 		return fmt.Errorf("ready file %s: %w", r.o.ReadyFile, err)
 	}
@@ -76,7 +77,7 @@ func (r *run) removeReady() {
 
 // openTags reaches the rundir for the run tags, once it is made.
 func (r *run) openTags() {
-	d, err := nodes.OpenDir(r.o.RunDir)
+	d, err := safefs.OpenFolder(r.o.RunDir, false)
 	if err != nil {
 		r.logf("rundir %s: %v (no run tags: every exit will be taken for a stop from another shell)", r.o.RunDir, err)
 		return
@@ -90,7 +91,7 @@ func (r *run) tag(rn *runNode) {
 	}
 	// Another run's, alive: its node, not to be taken. The start that
 	// follows is refused, naming that run.
-	if b, err := nodes.ReadMade(r.o.RunDir, rn.n.Name+runtag.Ext, 64); err == nil && runtag.Live(b) != 0 {
+	if b, err := safefs.ReadMade(r.o.RunDir, rn.n.Name+runtag.Ext, 64); err == nil && runtag.Live(b) != 0 {
 		return
 	}
 	st, err := r.files.tagDir.Make(rn.n.Name+runtag.Ext, runtag.ID(), 0o600)
@@ -120,8 +121,8 @@ func (r *run) markFatal(rn *runNode, why string) {
 	// A status from another shell finds the node by its record, which a
 	// start that failed at once removed again (or never left): the node
 	// is recorded, without a process.
-	if _, err := nodes.ReadRecord(r.o.RunDir, rn.n.Name); errors.Is(err, fs.ErrNotExist) {
-		if err := nodes.WriteRecord(r.o.RunDir, rn.n); err != nil {
+	if _, err := record.Read(r.o.RunDir, rn.n.Name); errors.Is(err, fs.ErrNotExist) {
+		if err := record.Write(r.o.RunDir, rn.n); err != nil {
 			r.logf("%s: cannot record it (status will not know it): %v", rn.n.Name, err)
 		}
 	}

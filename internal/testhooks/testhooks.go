@@ -15,7 +15,7 @@ var (
 	HoldLock func()
 	// MarkBrief runs as a multi starts to wait out another's brief lock.
 	MarkBrief func()
-	// RecordWait runs in nodes.WriteRecord once its temp file exists.
+	// RecordWait runs in record.Write once its temp file exists.
 	RecordWait func()
 	// StepWait runs in a node's exec step, its pidfile locked, before
 	// the logfile is opened.

@@ -67,6 +67,41 @@ func (e *ForeignError) Is(target error) bool { return target == ErrForeignLock }
 // multi's brief lock, let go within moments.
 func (e *ForeignError) OFD() bool { return e.PID < 0 }
 
+// An UnsafeFolderError is a folder that others than root and this user
+// can write to (owned by another user, or group- or world-writable, a
+// sticky one too), refused as the folder of a pidfile (and by package
+// multi as that of a record or logfile) unless it was accepted
+// (--allow-shared-folders: package multi's Cluster.AllowSharedFolders).
+// Errors wrap it as a *UnsafeFolderError: test with [errors.As]. Its
+// definition, in an internal package that go doc does not show, is:
+//
+//	type UnsafeFolderError struct {
+//		Path string
+//		UID  int         // the folder's owner
+//		Mode fs.FileMode // the folder's mode
+//	}
+//
+//	// Error returns "folder PATH (owner uid UID, mode MODE) can be written
+//	// by others than root and this user (uid EUID); refusing it
+//	// (--allow-shared-folders accepts it)".
+//	func (e *UnsafeFolderError) Error() string
+type UnsafeFolderError = safefs.UnsafeFolderError
+
+// An UnsafeLinkError is a symbolic link on the way to a file that someone
+// other than root or this user could have planted or swapped; it is not
+// followed. The errors of this package's functions, and of package
+// multi's verbs, wrap it as a *UnsafeLinkError: test with [errors.As].
+// Its definition, in an internal package that go doc does not show, is:
+//
+//	type UnsafeLinkError struct {
+//		Link string // the link's path
+//		Why  string // who could plant or swap it: "owned by uid 1000, who could point it anywhere"
+//	}
+//
+//	// Error returns "folder LINK is a symbolic link WHY; not followed".
+//	func (e *UnsafeLinkError) Error() string
+type UnsafeLinkError = safefs.UnsafeLinkError
+
 // describeOpenErr names the pidfile in an error from opening it, and
 // tells a planted link or directory (ErrBadPidfile) from any other error.
 func describeOpenErr(path string, err error) error {

@@ -13,12 +13,12 @@ import (
 
 // Folders shares, between the many pidfiles one command opens (a stopwait
 // of a thousand nodes), the folders they are in: each folder is reached
-// once (the walk from /, see [safefs.OpenFolder]) and each pidfile in it is
-// opened, checked and later unlinked relative to that open folder, instead
-// of one walk for the open and another for the removal. The folder stays
-// the one the walk reached even if its path is swapped for a link since:
-// nothing is opened or unlinked anywhere else. A nil *Folders opens each
-// pidfile on its own, as [OpenToRemove] does.
+// once (the walk from /, see Folders and links in the package doc) and
+// each pidfile in it is opened, checked and later unlinked relative to
+// that open folder, instead of one walk for the open and another for the
+// removal. The folder stays the one the walk reached even if its path is
+// swapped for a link since: nothing is opened or unlinked anywhere else.
+// A nil *Folders opens each pidfile on its own, as [OpenToRemove] does.
 type Folders struct {
 	mu sync.Mutex
 	m  map[string]*sharedFolder

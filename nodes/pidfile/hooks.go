@@ -11,8 +11,7 @@ func testHoldLock() {
 }
 
 // testMarkBrief runs the tests' hook (nil in production; package
-// testhooks) for a multi about to wait out a brief lock (see
-// [BriefWaiter]).
+// testhooks) for a multi about to wait out a brief lock (see BriefWait).
 func testMarkBrief() {
 	if h := testhooks.MarkBrief; h != nil {
 		h()

@@ -16,30 +16,6 @@ import (
 // its pidfile but not yet written its pid) to go or to settle.
 const BriefWait = 500 * time.Millisecond
 
-// A BriefWaiter waits out, a little longer each time, a lock that may be
-// another multi's brief one, for [BriefWait] in all. Its zero value is
-// ready to use.
-type BriefWaiter struct {
-	t0   time.Time
-	wait time.Duration
-}
-
-// Wait sleeps before the caller looks at the lock again (50µs, doubling up
-// to 10ms) and reports true, or reports false without sleeping once
-// BriefWait has passed since the first Wait.
-func (b *BriefWaiter) Wait() bool {
-	if b.t0.IsZero() {
-		b.t0, b.wait = time.Now(), 50*time.Microsecond
-	}
-	if time.Since(b.t0) > BriefWait {
-		return false
-	}
-	testMarkBrief()
-	time.Sleep(b.wait)
-	b.wait = min(2*b.wait, 10*time.Millisecond)
-	return true
-}
-
 // lockSeen is what F_GETLK reports about the lock that would stop a
 // whole-file write lock.
 type lockSeen struct {
@@ -103,7 +79,7 @@ func (h *Handle) Snapshot() (Info, error) {
 	info := Info{Path: h.path}
 	if ownFile(h.f) {
 		info.State, info.PID = Running, os.Getpid()
-		info.FilePID, info.FileErr = h.ReadPID()
+		info.FilePID, info.FileErr = h.readPID()
 		return info, nil
 	}
 	l, err := getlk(h.f)
@@ -111,7 +87,7 @@ func (h *Handle) Snapshot() (Info, error) {
 		return info, fmt.Errorf("pidfile %s: lock test: %w", h.path, err)
 	}
 	info.State, info.PID, info.LockErr = classify(l, h.path)
-	info.FilePID, info.FileErr = h.ReadPID()
+	info.FilePID, info.FileErr = h.readPID()
 	return info, nil
 }
 
@@ -204,14 +180,14 @@ func (h *Handle) SameFile() bool {
 	return err == nil && os.SameFile(a, b)
 }
 
-// ReadPID parses the pid on the file's first line (see [ParsePID]).
-func (h *Handle) ReadPID() (int, error) {
+// readPID parses the pid on the file's first line (see parsePID).
+func (h *Handle) readPID() (int, error) {
 	var buf [32]byte
 	n, err := readHead(h.f, buf[:])
 	if err != nil && err != io.EOF {
 		return 0, err
 	}
-	return ParsePID(buf[:n])
+	return parsePID(buf[:n])
 }
 
 // Close closes the handle. A descriptor of a file this process holds the

@@ -11,7 +11,7 @@ import (
 )
 
 // openPidfile opens path with flag, never following a symbolic link (in
-// its folders too, see [safefs.OpenFolder]), and returns it only if it is a
+// its folders too, see safefs.OpenFolder), and returns it only if it is a
 // regular file nobody planted (see checkRegularIn). O_NONBLOCK: a FIFO
 // planted at the path must not hang the open. With O_CREATE the missing
 // folders are made. An absent file gives an error that wraps
@@ -46,7 +46,7 @@ func openPidfileIn(path string, flag int, perm fs.FileMode) (*os.File, *safefs.F
 
 // checkRegularIn refuses, on the open file, anything but a regular file,
 // and a file that another user owns in a folder others can write to (see
-// [safefs.CheckOwner]); d is the folder it was opened in.
+// safefs.CheckOwner); d is the folder it was opened in.
 func checkRegularIn(f *os.File, path string, d *safefs.Folder) error {
 	st, err := f.Stat()
 	if err != nil {

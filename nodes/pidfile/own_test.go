@@ -78,13 +78,6 @@ func TestOwnLockSurvivesEveryOperation(t *testing.T) {
 			return running(h.Holder())
 		}},
 		{"RemoveStale", func(p string) error { return held(pidfile.RemoveStale(p)) }},
-		{"OpenClaim", func(p string) error {
-			c, err := pidfile.OpenClaim(p)
-			if err == nil {
-				c.Close()
-			}
-			return held(err)
-		}},
 		{"Acquire", func(p string) error {
 			l2, err := pidfile.Acquire(p)
 			if err == nil {

@@ -14,14 +14,29 @@
 //   - [Inspect] asks the kernel who holds it (F_GETLK), as an [Info] in a
 //     [State]; [Open] returns a [Handle] that asks again and again;
 //   - [RemoveStale] removes a pidfile nobody holds, under a brief lock of
-//     its own so that it never removes a live one;
-//   - [ParsePID] reads the text, which is only a hint.
+//     its own so that it never removes a live one ([OpenToRemove],
+//     [Folders] and [OpenForChild] serve multi's own stop and start, not
+//     a program that locks its own pidfile);
+//   - the pid in the text ([Info.FilePID]) is only a hint.
 //
 // Pidfiles are opened without following a symbolic link that someone
-// else could have planted (see package internal/safefs). The locks are
+// else could have planted (see Folders and links below). The locks are
 // POSIX record locks on unix (lock_unix.go; multi's brief lock is an OFD
 // lock on Linux, brief_linux.go); elsewhere every operation that locks
 // fails with [errors.ErrUnsupported] (lock_other.go).
+//
+// # Folders and links
+//
+// Every folder of a pidfile (and of a node's record and logfile, which
+// package multi opens the same way) is reached one element at a time
+// from "/", never following a symbolic link that someone other than root
+// or this user could have planted or swapped (an [UnsafeLinkError]; a
+// link of root's or this user's, in a folder only they can write to, such
+// as /var/run -> /run, is followed). The folder reached must be one that
+// only root or this user can write to, else it is refused with an
+// [UnsafeFolderError] unless it was accepted. A file in it is opened
+// without following a link, never waiting on a FIFO, and only as a
+// regular file of root or this user with one name.
 //
 // # The calling process's own locks
 //
@@ -106,8 +121,8 @@ func (s *State) UnmarshalText(b []byte) error {
 	return fmt.Errorf("pidfile: unknown state %q", b)
 }
 
-// MaxPID is the largest pid Linux can hand out (PID_MAX_LIMIT on 64-bit).
-const MaxPID = 1 << 22
+// maxPID is the largest pid Linux can hand out (PID_MAX_LIMIT on 64-bit).
+const maxPID = 1 << 22
 
 // Info is a snapshot of a pidfile: the kernel's view of its lock and the
 // pid its text names.
@@ -130,10 +145,10 @@ type Info struct {
 // that cannot ask the kernel.
 func (i Info) Mismatch() bool { return i.State == Running && i.FilePID != i.PID }
 
-// ParsePID parses a pidfile's text: decimal digits and a newline on the
-// first line, nothing else on it, a value from 2 to [MaxPID]. Signs, spaces
+// parsePID parses a pidfile's text: decimal digits and a newline on the
+// first line, nothing else on it, a value from 2 to maxPID. Signs, spaces
 // and missing newlines are refused rather than guessed at.
-func ParsePID(b []byte) (int, error) {
+func parsePID(b []byte) (int, error) {
 	line, _, ok := bytes.Cut(b, []byte("\n"))
 	switch {
 	case len(b) == 0:
@@ -150,7 +165,7 @@ func ParsePID(b []byte) (int, error) {
 		}
 		pid = pid*10 + int(c-'0')
 	}
-	if pid < 2 || pid > MaxPID || line[0] == '0' {
+	if pid < 2 || pid > maxPID || line[0] == '0' {
 		return 0, fmt.Errorf("%w: pid %s out of range", ErrBadPidfile, line)
 	}
 	return pid, nil

@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/internal/testutil"
-	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
@@ -118,7 +118,7 @@ func waitState(t *testing.T, path string, want pidfile.State) pidfile.Info {
 
 // isZombie reports whether pid is a zombie, through /proc.
 func isZombie(t *testing.T, pid int) bool {
-	p, err := nodes.ReadProc(pid)
+	p, err := proc.Read(pid)
 	if err != nil {
 		t.Skip("no /proc here")
 	}

@@ -169,12 +169,12 @@ if [[ ${BENCH_GO:-1} != 0 ]]; then
   say "Go benchmarks (go test -bench; files in $bench_dir)"
   {
     record
-    echo "# go test -run '^\$' -bench . -benchtime ${BENCH_GOTIME:-500ms} -count 1 ./nodes ./nodes/pidfile ./internal/cli ./waiter (MULTI_BENCH_DIR=$bench_dir)"
+    echo "# go test -run '^\$' -bench . -benchtime ${BENCH_GOTIME:-500ms} -count 1 ./nodes ./internal/record ./nodes/pidfile ./internal/cli ./waiter (MULTI_BENCH_DIR=$bench_dir)"
     echo "# go test -run '^\$' -bench . -benchtime ${BENCH_GOTIME_MULTI:-5x} -count 1 ./multi (MULTI_BENCH_DIR=$bench_dir)"
   } >"$out/gobench.txt"
   {
     MULTI_BENCH_DIR=$bench_dir go test -run '^$' -bench . -benchtime "${BENCH_GOTIME:-500ms}" -count 1 \
-      ./nodes ./nodes/pidfile ./internal/cli ./waiter
+      ./nodes ./internal/record ./nodes/pidfile ./internal/cli ./waiter
     MULTI_BENCH_DIR=$bench_dir go test -run '^$' -bench . -benchtime "${BENCH_GOTIME_MULTI:-5x}" -count 1 ./multi
   } 2>&1 | tee -a "$out/gobench.txt" | grep -E '^(Benchmark|ok|FAIL|---)' >&2
 fi

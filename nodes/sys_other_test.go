@@ -1,8 +1,0 @@
-//go:build !unix
-
-package nodes_test
-
-import "errors"
-
-// mkfifo: no named pipes in the file system here.
-func mkfifo(path string) error { return errors.ErrUnsupported }

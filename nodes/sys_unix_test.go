@@ -1,8 +1,0 @@
-//go:build unix
-
-package nodes_test
-
-import "syscall"
-
-// mkfifo makes a named pipe, a hostile record.
-func mkfifo(path string) error { return syscall.Mkfifo(path, 0o644) }
