@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/internal/testutil"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
@@ -25,14 +26,15 @@ func TestStartResultSays(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
 	ready := filepath.Join(dir, "ready")
-	c := cluster(t, "", "up", "gone", "unready", "missing")
-	c.ReadyTimeout = testutil.PollTimeout
+	c := cluster(t, "", "up", "gone", "unready", "missing", "never")
+	c.ReadyTimeout = time.Second // for never, whose check never passes
 	c.Nodes[0].Command = []string{"sh", "-c", "touch " + ready + "; exec sleep 300"}
 	c.Nodes[0].Ready = nodes.ReadyCheck{Kind: nodes.File, Target: ready}
 	c.Nodes[1].Command = []string{"sh", "-c", "exit 3"}
 	c.Nodes[2].Command = []string{"sh", "-c", "read x; exit 4"} // its stdin is /dev/null
 	c.Nodes[2].Ready = nodes.ReadyCheck{Kind: nodes.File, Target: filepath.Join(dir, "never")}
 	c.Nodes[3].Command = []string{"surely-not-a-program-here"}
+	c.Nodes[4].Ready = nodes.ReadyCheck{Kind: nodes.File, Target: filepath.Join(dir, "never")}
 	res, _ := c.Start(ctx)
 	t.Cleanup(func() { c.Kill(context.Background(), multi.StopOptions{}) })
 
@@ -50,6 +52,17 @@ func TestStartResultSays(t *testing.T) {
 	}
 	if r := res[3]; !errors.Is(r.Err, multi.ErrCommandNotFound) || !errors.Is(r.Err, exec.ErrNotFound) {
 		t.Errorf("missing: %v; want ErrCommandNotFound and exec.ErrNotFound", r.Err)
+	}
+	// It ran, and was stopped not ready: it keeps its record, without a
+	// process, so that it is a node that is down, not an unknown name.
+	if r := res[4]; !errors.Is(r.Err, multi.ErrNotReady) || r.Ready != multi.Unready {
+		t.Errorf("never: %+v; want ErrNotReady, unready", r)
+	}
+	if n, st, err := record.ReadStarted(c.RunDir, "never"); err != nil || st.PID != 0 || n.Ready.Kind != nodes.File {
+		t.Errorf("never's record after its failed readiness check: %+v, %+v, %v; want it, without a process", n, st, err)
+	}
+	if _, err := record.Read(c.RunDir, "missing"); err == nil {
+		t.Error("missing, which never ran, was recorded")
 	}
 }
 

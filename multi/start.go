@@ -2,22 +2,14 @@ package multi
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
-	"reflect"
 	"runtime"
 
 	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/launch"
-	"github.com/multi-launcher/multi/internal/record"
-	"github.com/multi-launcher/multi/internal/safefs"
 
-	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/internal/ready"
 
 	"github.com/multi-launcher/multi/nodes"
-	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/multi-launcher/multi/waiter"
 )
 
@@ -129,7 +121,7 @@ func (c *call) startBatch(ctx context.Context, cg cgroup.Containment, results []
 // started is a node spawned by startOne, not yet let go.
 type started struct {
 	child *launch.Child
-	undo  func() // puts back the record there was before
+	tx    *startTx // the start's changes, to undo
 	// notify is the node's notify socket (--ready=notify), readyErr why
 	// its readiness check did not pass, cut why the wait for it was cut
 	// short (the node is left running).
@@ -154,7 +146,9 @@ func (c *call) finishStart(r *Result, s *started, verb string) {
 		r.Containment = InCgroup
 	}
 	if s.readyErr != nil {
-		s.undo()
+		// It ran: its record stays, without a process, so that status
+		// says it is down and a start without a command starts it again.
+		s.tx.recordDown()
 		dropCgroup(c.rundir(), r.Node)
 		r.fail("start", s.readyErr)
 		r.Ready = Unready
@@ -172,7 +166,7 @@ func (c *call) finishStart(r *Result, s *started, verb string) {
 	}
 	if !s.checked && (c.settle > 0 || r.Node.Ready.Kind != "") {
 		if err := ch.Recheck(); err != nil {
-			s.undo()
+			s.tx.undo()
 			dropCgroup(c.rundir(), r.Node)
 			r.fail("start", err)
 			return
@@ -191,218 +185,4 @@ func (c *call) finishStart(r *Result, s *started, verb string) {
 	case "took over":
 		r.TookOver = true
 	}
-}
-
-// startOne spawns r.Node and returns it, or fills in r's failure and
-// returns nil.
-//
-// The record is written before the node starts, so that no node runs
-// unrecorded: not when the rundir cannot be written (nothing starts), and
-// not when a start is killed half way (the next start finds the node
-// running, recorded); not when ctx has ended already (nothing is
-// written). A start that fails puts back the record that was
-// there before, or removes its own; one that finds the node already
-// running keeps the running node's record.
-func (c *call) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *started {
-	n := r.Node
-	// A start cancelled before it begins leaves no trace: no record, no
-	// logfile.
-	if err := ctx.Err(); err != nil {
-		r.fail("start", err)
-		return nil
-	}
-	if len(n.Command) == 0 {
-		r.fail("start", ErrNoCommand)
-		return nil
-	}
-	rundir := c.rundir()
-	// One start of the node at a time, here or in another multi, from
-	// reading its record to recording the process it started: the record
-	// always names the instance that holds the node's lock, and the loser
-	// of a race leaves the winner's record alone.
-	lk, err := record.Lock(ctx, rundir, n.Name)
-	if err != nil {
-		r.fail("start", err)
-		return nil
-	}
-	defer lk.Unlock()
-	prev, prevStarted, prevReady, prevErr := record.ReadReady(rundir, n.Name)
-	info, infoErr := pidfile.Inspect(n.PidFile)
-	if prevErr == nil && prevStarted.PID > 0 && infoErr == nil {
-		// The recorded process may run without its lock: a second copy
-		// would run beside it.
-		// One on its way out (stopped a moment ago) is waited for.
-		lost, stopping := c.lostProc(ctx, n, info, pin.GoneWait)
-		if stopping != 0 {
-			r.PID = stopping
-			r.fail("start", stoppingError(stopping))
-			return nil
-		}
-		if lost != nil {
-			lost.Start = true
-			r.PID = lost.PID
-			r.fail("start", lost)
-			return nil
-		}
-	}
-	standby := c.rp.Standby(n)
-	if !standby && infoErr == nil && (info.State == pidfile.Running || info.State == pidfile.Elsewhere) {
-		// Running already: its record is left as it is.
-		held := &pidfile.HeldError{Path: n.PidFile, PID: info.PID}
-		r.PID = held.PID
-		// Not the node this start means. A run fails on any node held
-		// (or, --wait-for-lock, stands by for it), whatever it runs.
-		if err := otherCommand(prev, n, held.PID); prevErr == nil && err != nil && c.rp == nil {
-			r.fail("start", err)
-			return nil
-		}
-		// Another node's pidfile, held by that node: not this node
-		// running, and nothing to record.
-		if prevErr != nil || prev.PidFile != n.PidFile {
-			if err := c.othersPidfile(n); err != nil {
-				r.fail("start", err)
-				return nil
-			}
-		}
-		r.alreadyRunning(held.PID)
-		return nil
-	}
-	if pid := c.supervisor(n.Name); pid != 0 {
-		// Down under a run, which starts it itself: one started here
-		// would outlive the run.
-		r.fail("start", &SupervisedError{RunPID: pid})
-		return nil
-	}
-	if infoErr == nil && info.State == pidfile.Stale {
-		safefs.RemoveIn(rundir, stopMark(n.Name)) // of the process before
-	}
-	// The tree of its last run, if left, and its cgroup for this one.
-	cgPath, cgHeld, err := c.startCgroup(cg, prev, prevErr == nil, n, c.clean)
-	if cgHeld != nil {
-		defer cgHeld.Close()
-	}
-	if err != nil {
-		r.fail("start", err)
-		return nil
-	}
-	n.Cgroup, r.Node.Cgroup = cgPath, cgPath
-	// A record that says this already, and names no process, is not
-	// written again: its process is written once the node runs (one write
-	// fewer per node, docs/benchmarks.md). One that names a process (a
-	// start after a stop) is written again without it, so that until this
-	// start records its own node a stop meanwhile, or after this start is
-	// killed, checks the new holder against no process rather than against
-	// the old one.
-	same := prevErr == nil && prevStarted.PID == 0 && reflect.DeepEqual(prev, n)
-	// A start that fails before its spawn leaves no cgroup folder either.
-	unmade := func() {
-		if cgHeld != nil {
-			cgHeld.Close() // so that the drop can remove it
-		}
-		dropCgroup(rundir, n)
-	}
-	if !same {
-		if err := record.Write(rundir, n); err != nil {
-			unmade()
-			r.fail("start", err)
-			return nil
-		}
-	}
-	// restore puts back the record there was before, under the record
-	// lock.
-	restore := func() {
-		if same {
-			return // the record is as it was
-		}
-		var err error
-		if prevErr == nil {
-			err = record.WriteReady(rundir, prev, prevStarted, prevReady)
-		} else {
-			err = record.Remove(rundir, n.Name)
-		}
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			r.recordErr(fmt.Errorf("could not put back the node's record: %w", err))
-		}
-	}
-	env, nt, err := c.readyEnv(n)
-	if err != nil {
-		restore()
-		unmade()
-		r.fail("start", err)
-		return nil
-	}
-	if standby {
-		// Its exec step waits for the lock for as long as it takes: other
-		// starts of the node do not wait for the record lock meanwhile.
-		lk.Unlock()
-	}
-	ch, err := launch.Spawn(ctx, c.rp, n, env, c.LockTimeout)
-	if cgHeld != nil {
-		// The step holds its folder now, or has joined it: let go of
-		// ours, so that the failed start's drop below can remove it.
-		cgHeld.Close()
-	}
-	if err != nil && nt != nil {
-		nt.Close()
-	}
-	if standby {
-		if lk, err := record.Lock(context.WithoutCancel(ctx), rundir, n.Name); err == nil {
-			defer lk.Unlock()
-		}
-	}
-	var held *pidfile.HeldError
-	if errors.As(err, &held) {
-		if prevErr == nil {
-			if st, put := c.heldRecord(n, prevStarted, held.PID); put {
-				prevStarted = st
-				restore()
-			}
-		}
-		r.alreadyRunning(held.PID)
-		return nil
-	}
-	if err != nil {
-		restore()
-		dropCgroup(rundir, n) // its empty folder, unless a tree is left in it
-		if ke := (*launch.KilledError)(nil); errors.As(err, &ke) {
-			r.PID = ke.PID
-		}
-		r.fail("start", err)
-		if r.Exit != nil && n.Ready.Kind != "" {
-			r.Ready = Unready // it ran, and ended before it was ready
-		}
-		return nil
-	}
-	// Its pid and start time, for a node that later lets go of its lock:
-	// recorded now, while other nodes are still starting, rather than
-	// after the settle window (a node that fails in it gets undo). The
-	// record is synced like the first write: a node never leaves a
-	// half-written record, and on a tmpfs such as /run it costs nothing.
-	var mine nodes.Started
-	if st, err := pin.Identify(ch.PID()); err == nil {
-		if err := record.WriteReady(rundir, n, st, record.Readiness{LogOffset: ch.LogOffset()}); err != nil {
-			r.recordErr(fmt.Errorf("could not record the node's process: %w", err))
-		} else {
-			mine = st
-		}
-	}
-	// undo, once the record lock is let go: puts back the record there
-	// was before, unless another start has recorded its own since.
-	undo := func() {
-		lk, err := record.Lock(context.Background(), rundir, n.Name)
-		if err != nil {
-			r.recordErr(fmt.Errorf("could not put back the node's record: %w", err))
-			return
-		}
-		defer lk.Unlock()
-		cur, curStarted, err := record.ReadStarted(rundir, n.Name)
-		if err != nil {
-			return
-		}
-		// A pid and start time name one process: this start's.
-		if mine.PID != 0 && curStarted == mine || mine.PID == 0 && curStarted.PID == 0 && reflect.DeepEqual(cur, n) {
-			restore()
-		}
-	}
-	return &started{child: ch, undo: undo, notify: nt, mine: mine}
 }
