@@ -19,15 +19,10 @@ import (
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
-// A LingeringError reports a node whose lock nobody holds while processes
-// are left in its cgroup, or (without one) in its session: the children
-// of a master that was SIGKILLed or crashed. A start refuses to run a
-// second tree beside them unless told to clean first; stop, stopwait and
-// kill clean them.
+// A LingeringError refuses to start a node whose last tree is left.
 type LingeringError struct {
-	Cgroup string
-	// Session is the session id, when the tree is the node's session.
-	Session int
+	Cgroup  string // the cgroup they are in, or
+	Session int    // the session, without one
 	Procs   []int
 }
 

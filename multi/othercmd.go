@@ -7,15 +7,15 @@ import (
 	"github.com/multi-launcher/multi/nodes"
 )
 
-// An OtherCommandError refuses a start that found the node running
+// An otherCommandError refuses a start that found the node running
 // already from a record that says another command or working folder.
-type OtherCommandError struct {
+type otherCommandError struct {
 	PID          int
 	Running, Dir []string // the record's command and folder ([]string{dir})
 	Given, InDir []string // the start's
 }
 
-func (e *OtherCommandError) Error() string {
+func (e *otherCommandError) Error() string {
 	what := fmt.Sprintf("%s, not %s", nodes.Quote(e.Running), nodes.Quote(e.Given))
 	if slices.Equal(e.Running, e.Given) {
 		what = fmt.Sprintf("started in %s, not %s", nodes.Quote(e.Dir), nodes.Quote(e.InDir))
@@ -23,8 +23,8 @@ func (e *OtherCommandError) Error() string {
 	return fmt.Sprintf("%v (pid %d): %s; stop it first, or give it another name (restart replaces its command)", ErrOtherCommand, e.PID, what)
 }
 
-// Is makes an OtherCommandError match [ErrOtherCommand].
-func (e *OtherCommandError) Is(target error) bool { return target == ErrOtherCommand }
+// Is makes an otherCommandError match [ErrOtherCommand].
+func (e *otherCommandError) Is(target error) bool { return target == ErrOtherCommand }
 
 // otherCommand returns the error of a start of n that found it running
 // (pid), when its record prev says another command or working folder;
@@ -34,5 +34,5 @@ func otherCommand(prev, n nodes.Node, pid int) error {
 	if slices.Equal(prev.Command, n.Command) && sameDir {
 		return nil
 	}
-	return &OtherCommandError{PID: pid, Running: prev.Command, Dir: []string{prev.Dir}, Given: n.Command, InDir: []string{n.Dir}}
+	return &otherCommandError{PID: pid, Running: prev.Command, Dir: []string{prev.Dir}, Given: n.Command, InDir: []string{n.Dir}}
 }

@@ -11,9 +11,9 @@ import (
 	"github.com/multi-launcher/multi/nodes"
 )
 
-// DefaultReadyTimeout is how long start waits for a node to pass its
+// defaultReadyTimeout is how long start waits for a node to pass its
 // readiness check when Set.ReadyTimeout is 0.
-const DefaultReadyTimeout = 60 * time.Second
+const defaultReadyTimeout = 60 * time.Second
 
 // unreadyGrace is how long a node not ready in time has, after TERM,
 // before it gets KILL.
@@ -29,7 +29,7 @@ const (
 
 func (c *call) readyTimeout() time.Duration {
 	if c.ReadyTimeout <= 0 {
-		return DefaultReadyTimeout
+		return defaultReadyTimeout
 	}
 	return c.ReadyTimeout
 }

@@ -13,92 +13,42 @@ import (
 	"github.com/multi-launcher/multi/nodes"
 )
 
-// A Result is what a verb did to one node: its Outcome and the facts that
-// go with it, as fields. It holds no sentence: a program switches on
-// Outcome and reads the fields; the CLI writes the words. A Result
-// round-trips through JSON, its errors as their text.
+// A Result is what a verb did to one node: its Outcome, and the facts as
+// fields. It round-trips through JSON (README's schema), errors as text.
 type Result struct {
-	Node nodes.Node
-	// Outcome is what happened.
+	Node    nodes.Node
 	Outcome Outcome
-	// PID is the node's process that the verb started, signalled or
-	// stopped, or that stood in its way (AlreadyRunning, and a failure
-	// that knew the process: a lost node, one still stopping, a start it
-	// killed). It is 0 when there was none, as for NotRunning.
-	//
-	// Never pass a Result's PID to kill or os.FindProcess unchecked: to
-	// kill(2), pid 0 means the caller's own process group, and the
-	// process may have ended, its pid recycled, since the verb returned.
-	// Signal a node through its lock (Cluster.Send), which checks the
-	// holder afresh.
-	PID int
-	// Signal is the signal the verb sent first (Signalled, Stopped,
-	// Killed, KilledAfterTimeout; Restarted, to stop the old process).
-	Signal syscall.Signal
-	// KilledAfter, if not 0, is the timeout after which the node, still
-	// running, was sent SIGKILL (Outcome KilledAfterTimeout, or Restarted
-	// after it).
-	KilledAfter time.Duration
-	// OldPID, for a node restarted, is the process that was stopped; the
-	// facts of the stop (KilledAfter, FilePID) are about it.
-	OldPID int
-	// FilePID, if not 0, says the pidfile's text named another pid than
-	// the lock holder the verb signalled (the holder is the truth, and
-	// was used): the pid it named, or -1 when it named no valid pid.
-	FilePID int
-	// HeldBy, if not 0, is the process that holds the node's lock now,
-	// started by someone else while the verb ran: the pidfile was left to
-	// it (Stopped, Killed, KilledAfterTimeout, NotRunning).
-	HeldBy int
-	// TookOver says the node was started once the lock another process
-	// held was let go ([RunOptions.WaitForLock]): Outcome Started.
-	TookOver bool
-	// Lost says the node had lost its pidfile's lock (see [LostError]) and
-	// was signalled through its record ([StopOptions.Lost]).
-	Lost bool
-	// Lingering is how many processes were killed in the node's cgroup:
-	// those of a node whose lock was free (its master gone, its children
-	// left), or those left after the timeout (KilledAfter).
-	Lingering int
-	// Exit, if not nil, is how the node's process ended: a start that
-	// saw it exit ([ErrExitedAtOnce], [ErrNotReady]), or [Cluster.Run]
-	// seeing it end on its own (Failed) or stopped from another shell
-	// (Stopped).
-	Exit *ExitStatus
-	// Ready, for a node with a readiness check that a start or restart
-	// started, is what the start saw of it: Ready, Unready (it failed),
-	// or Starting (the wait was cut short, the node left running).
-	Ready Readiness
-	// Containment, for a node a start or restart started, is what holds
-	// its tree.
-	Containment Containment
-	// RecordErr, if not nil, says the node's record could not be written
-	// or put back, although the verb did its job.
-	RecordErr error
-	// TreeErr, if not nil, says what of the node's tree could not be
-	// cleaned up (its cgroup folder not removed, processes left in it),
-	// although the verb did its job.
-	TreeErr error
-	// Err is non-nil when the verb failed on this node: a [*NodeError].
-	Err error
-	// Elapsed is how long the verb took on this node, from the verb's
-	// start until this result was final.
-	Elapsed time.Duration
+	// PID is the process the verb started, signalled or stopped, or that
+	// stood in its way (0: none). Never hand it to kill unchecked: it may
+	// be another's by now ([Cluster.Send] signals through the lock).
+	PID                int
+	Signal             syscall.Signal // the signal sent first
+	KilledAfter        time.Duration  // the timeout after which it got SIGKILL
+	OldPID             int            // the process a restart stopped
+	FilePID            int            // the pid the pidfile's text named instead (-1: none valid)
+	HeldBy             int            // a process that took its lock meanwhile, and its pidfile
+	TookOver           bool           // started at another holder's death ([RunOptions.WaitForLock])
+	Lost               bool           // lost, and signalled through its record ([StopOptions.Lost])
+	Lingering          int            // processes of its tree killed beside it
+	Exit               *ExitStatus    // how its process ended, where the verb saw it
+	Ready              Readiness      // what a start saw of its readiness check
+	Containment        Containment    // what holds the tree of a node started
+	RecordErr, TreeErr error          // what of its record, or tree, was left undone
+	Err                error          // a [*NodeError] when the verb failed on it
+	Elapsed            time.Duration  // how long the verb took on it
 
 	begun time.Time
 	lost  nodes.Started // the lost process signalled (StopOptions.Lost), if any
 }
 
-// An ExitStatus is how a node's process ended: its exit code, or the
-// signal that ended it.
+// An ExitStatus is how a node's process ended: its exit code (-1 when a
+// signal ended it), or the signal.
 type ExitStatus struct {
-	Code   int            // the exit code; -1 when a signal ended it
-	Signal syscall.Signal // the signal that ended it, or 0
+	Code   int
+	Signal syscall.Signal
 }
 
-// String formats the result briefly, for logs and tests: "w1: started
-// (pid 1234)" or "w1: FAILED: reason". The CLI says more, from the
-// fields.
+// String says the result briefly: "w1: started (pid 1234)".
 func (r Result) String() string {
 	if r.Err != nil {
 		var ne *NodeError
@@ -118,7 +68,7 @@ func (r Result) String() string {
 // reads them, errors as their text.
 type resultJSON struct {
 	Node        nodes.Node  `json:"node"`
-	Outcome     Outcome     `json:"outcome"`
+	Outcome     string      `json:"outcome"`
 	PID         int         `json:"pid"`
 	Signal      string      `json:"signal,omitempty"`
 	KilledAfter string      `json:"killed_after,omitempty"`
@@ -128,7 +78,7 @@ type resultJSON struct {
 	TookOver    bool        `json:"took_over,omitempty"`
 	Lost        bool        `json:"lost,omitempty"`
 	Lingering   int         `json:"lingering,omitempty"`
-	Exit        *ExitStatus `json:"exit,omitempty"`
+	Exit        *exitJSON   `json:"exit,omitempty"`
 	Ready       Readiness   `json:"ready,omitempty"`
 	Containment Containment `json:"containment,omitempty"`
 	RecordErr   string      `json:"record_error,omitempty"`
@@ -142,17 +92,20 @@ func (r Result) MarshalJSON() ([]byte, error) {
 	if r.Outcome < 0 || int(r.Outcome) >= len(outcomeNames) {
 		return nil, fmt.Errorf("multi: no word for outcome %d", int(r.Outcome))
 	}
-	return json.Marshal(resultJSON{Node: r.Node, Outcome: r.Outcome, PID: r.PID, Signal: signalText(r.Signal),
+	return json.Marshal(resultJSON{Node: r.Node, Outcome: outcomeNames[r.Outcome], PID: r.PID, Signal: signalText(r.Signal),
 		KilledAfter: durationText(r.KilledAfter), OldPID: r.OldPID, FilePID: r.FilePID, HeldBy: r.HeldBy,
-		TookOver: r.TookOver, Lost: r.Lost, Lingering: r.Lingering, Exit: r.Exit, Ready: r.Ready, Containment: r.Containment,
+		TookOver: r.TookOver, Lost: r.Lost, Lingering: r.Lingering, Exit: exitOut(r.Exit), Ready: r.Ready, Containment: r.Containment,
 		RecordErr: errText(r.RecordErr), TreeErr: errText(r.TreeErr), Err: errText(r.Err), Elapsed: r.Elapsed.String()})
 }
 
-// UnmarshalJSON decodes what MarshalJSON encodes. The errors come back
-// as their text only: errors.Is no longer matches them.
+// UnmarshalJSON decodes what MarshalJSON encodes, errors as text.
 func (r *Result) UnmarshalJSON(b []byte) error {
 	var j resultJSON
 	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	outcome, err := parseOutcome(j.Outcome)
+	if err != nil {
 		return err
 	}
 	sig, err := parseSignalText(j.Signal)
@@ -167,32 +120,37 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
-	*r = Result{Node: j.Node, Outcome: j.Outcome, PID: j.PID, Signal: sig, KilledAfter: killedAfter, OldPID: j.OldPID,
-		FilePID: j.FilePID, HeldBy: j.HeldBy, TookOver: j.TookOver, Lost: j.Lost, Lingering: j.Lingering, Exit: j.Exit,
+	exit, err := j.Exit.in()
+	if err != nil {
+		return err
+	}
+	*r = Result{Node: j.Node, Outcome: outcome, PID: j.PID, Signal: sig, KilledAfter: killedAfter, OldPID: j.OldPID,
+		FilePID: j.FilePID, HeldBy: j.HeldBy, TookOver: j.TookOver, Lost: j.Lost, Lingering: j.Lingering, Exit: exit,
 		Ready: j.Ready, Containment: j.Containment, RecordErr: textErr(j.RecordErr), TreeErr: textErr(j.TreeErr), Err: textErr(j.Err), Elapsed: elapsed}
 	return nil
 }
 
-// exitJSON is an ExitStatus on the wire.
+// exitJSON is an ExitStatus on the wire, its signal by name.
 type exitJSON struct {
 	Code   int    `json:"code"`
 	Signal string `json:"signal,omitempty"`
 }
 
-// MarshalJSON encodes e with its signal by name.
-func (e ExitStatus) MarshalJSON() ([]byte, error) {
-	return json.Marshal(exitJSON{Code: e.Code, Signal: signalText(e.Signal)})
+// exitOut is e on the wire; nil for nil.
+func exitOut(e *ExitStatus) *exitJSON {
+	if e == nil {
+		return nil
+	}
+	return &exitJSON{Code: e.Code, Signal: signalText(e.Signal)}
 }
 
-// UnmarshalJSON decodes what MarshalJSON encodes.
-func (e *ExitStatus) UnmarshalJSON(b []byte) error {
-	var j exitJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
+// in reads j back; nil for nil.
+func (j *exitJSON) in() (*ExitStatus, error) {
+	if j == nil {
+		return nil, nil
 	}
 	sig, err := parseSignalText(j.Signal)
-	*e = ExitStatus{Code: j.Code, Signal: sig}
-	return err
+	return &ExitStatus{Code: j.Code, Signal: sig}, err
 }
 
 // signalText is sig by name ("SIGTERM"), or its number for one that has
@@ -238,36 +196,18 @@ type Outcome int
 // The outcomes. Lost and Failed come with [Result.Err] set; the others
 // without.
 const (
-	// NoOutcome: the verb has not reached the node.
-	NoOutcome Outcome = iota
-	// Started: start started the node (PID).
-	Started
-	// Restarted: restart started again a node it had stopped (PID; the
-	// stopped process is OldPID).
-	Restarted
-	// AlreadyRunning: start found the node running (PID) and left it be:
-	// not a failure, as for an init script (Err is nil; a caller that
-	// wants it to be one tests Outcome).
-	AlreadyRunning
-	// Signalled: Stop or Send sent its Signal to the node (PID) and did
-	// not wait.
-	Signalled
-	// Stopped: the node (PID) released its lock after the stop signal.
-	Stopped
-	// Killed: the node (PID) released its lock after SIGKILL (Kill).
-	Killed
-	// KilledAfterTimeout: the node (PID) did not stop within the timeout
-	// (KilledAfter) and released its lock after SIGKILL.
-	KilledAfterTimeout
-	// NotRunning: there was nothing to signal, and no pidfile.
-	NotRunning
-	// StaleRemoved: there was nothing to signal; a stale pidfile was
-	// removed.
-	StaleRemoved
-	// Lost: the node runs without its lock (see [LostError]); Err says so.
-	Lost
-	// Failed: the verb failed on the node; Err says why.
-	Failed
+	NoOutcome          Outcome = iota // the verb did not reach the node
+	Started                           // start started it
+	Restarted                         // restart stopped it (OldPID) and started it again
+	AlreadyRunning                    // start found it running, and left it be (as an init script does)
+	Signalled                         // stop or send signalled it, not waiting
+	Stopped                           // it released its lock after the stop signal
+	Killed                            // it released its lock after SIGKILL
+	KilledAfterTimeout                // it did not stop within the timeout, and got SIGKILL
+	NotRunning                        // nothing to signal, no pidfile
+	StaleRemoved                      // nothing to signal; a stale pidfile removed
+	Lost                              // it runs without its lock ([LostError])
+	Failed                            // Err says why
 )
 
 // outcomeNames are the outcomes' words: stable, as programs read them in
@@ -275,8 +215,7 @@ const (
 var outcomeNames = [...]string{"none", "started", "restarted", "already-running", "signalled",
 	"stopped", "killed", "killed-after-timeout", "not-running", "stale-removed", "lost", "failed"}
 
-// String names the outcome in one word: "started",
-// "killed-after-timeout", ... (the word MarshalText writes).
+// String is the outcome's word: "started", "killed-after-timeout".
 func (o Outcome) String() string {
 	if o >= 0 && int(o) < len(outcomeNames) {
 		return outcomeNames[o]
@@ -284,24 +223,14 @@ func (o Outcome) String() string {
 	return "Outcome(" + strconv.Itoa(int(o)) + ")"
 }
 
-// MarshalText writes the outcome's word ([Outcome.String]); an outcome
-// that has none is an error.
-func (o Outcome) MarshalText() ([]byte, error) {
-	if o < 0 || int(o) >= len(outcomeNames) {
-		return nil, fmt.Errorf("multi: no word for outcome %d", int(o))
-	}
-	return []byte(outcomeNames[o]), nil
-}
-
-// UnmarshalText reads an outcome's word.
-func (o *Outcome) UnmarshalText(b []byte) error {
+// parseOutcome reads an outcome's word.
+func parseOutcome(s string) (Outcome, error) {
 	for i, name := range outcomeNames {
-		if string(b) == name {
-			*o = Outcome(i)
-			return nil
+		if s == name {
+			return Outcome(i), nil
 		}
 	}
-	return fmt.Errorf("multi: unknown outcome %q", b)
+	return 0, fmt.Errorf("multi: unknown outcome %q", s)
 }
 
 // exitStatus is ws as an ExitStatus.

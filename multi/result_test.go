@@ -89,9 +89,9 @@ func TestResultJSON(t *testing.T) {
 			t.Errorf("%s: back from JSON as\n%+v; want\n%+v", want.Outcome, got, want)
 		}
 	}
-	var o multi.Outcome
-	if err := json.Unmarshal([]byte(`"exploded"`), &o); err == nil {
-		t.Errorf("an unknown outcome's word is read as %v", o)
+	var bad multi.Result
+	if err := json.Unmarshal([]byte(`{"outcome":"exploded","elapsed":"1ms"}`), &bad); err == nil {
+		t.Errorf("an unknown outcome's word is read as %v", bad.Outcome)
 	}
 	if _, err := json.Marshal(multi.Result{Outcome: multi.Failed + 1}); err == nil {
 		t.Error("an outcome with no word is written")

@@ -169,7 +169,7 @@ func (t *startTx) refused(ctx context.Context, standby bool) bool {
 	if pid := c.supervisor(n.Name); pid != 0 {
 		// Down under a run, which starts it itself: one started here
 		// would outlive the run.
-		t.fail(&SupervisedError{RunPID: pid})
+		t.fail(&supervisedError{RunPID: pid})
 		return true
 	}
 	if infoErr == nil && info.State == pidfile.Stale {

@@ -7,17 +7,17 @@ import (
 	"github.com/multi-launcher/multi/internal/safefs"
 )
 
-// A SupervisedError refuses to start or restart a node a multi run
+// A supervisedError refuses to start or restart a node a multi run
 // supervises, naming the run's pid.
-type SupervisedError struct{ RunPID int }
+type supervisedError struct{ RunPID int }
 
-func (e *SupervisedError) Error() string {
+func (e *supervisedError) Error() string {
 	return fmt.Sprintf("%v (pid %d), which starts it again under its --on-exit policy: restart the run, not its node (kill -TERM %d stops the run and every node of its own), or multi stop the node and leave it down",
 		ErrSupervised, e.RunPID, e.RunPID)
 }
 
-// Is makes a SupervisedError match [ErrSupervised].
-func (e *SupervisedError) Is(target error) bool { return target == ErrSupervised }
+// Is makes a supervisedError match [ErrSupervised].
+func (e *supervisedError) Is(target error) bool { return target == ErrSupervised }
 
 // supervisor returns the pid of the multi run that supervises the node
 // named name, from its run tag ("PID STARTTICKS"), or 0: no tag, a tag of
@@ -40,7 +40,7 @@ func (c *call) refuseSupervised(op string, results []Result) []bool {
 	refused := make([]bool, len(results))
 	for i := range results {
 		if pid := c.supervisor(results[i].Node.Name); pid != 0 {
-			results[i].fail(op, &SupervisedError{RunPID: pid})
+			results[i].fail(op, &supervisedError{RunPID: pid})
 			refused[i] = true
 		}
 	}

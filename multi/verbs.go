@@ -14,12 +14,8 @@ import (
 	"github.com/multi-launcher/multi/nodes/pidfile"
 )
 
-// Start starts every node that is not running, concurrently, records
-// each in the rundir, and returns once each runs its command holding its
-// pidfile's lock or has failed. A node already running is left alone
-// ([AlreadyRunning]). Nodes sharing a name or a pidfile
-// ([ErrDuplicateNode]), or a record too large
-// ([nodes.ErrRecordTooLarge]), fail the whole set before anything starts.
+// Start starts every node not running, recorded, and returns once each
+// runs holding its lock (and passed its readiness check), or failed.
 func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
 	v := c.call(StopOptions{}.plan())
 	results := v.results()
@@ -30,9 +26,8 @@ func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
 	return results, joinErrs(results)
 }
 
-// Stop sends o.Signal to every running node and returns without waiting.
-// A stale pidfile is removed, never signalled; a node not running is not
-// an error (NotRunning, or StaleRemoved), here as in StopWait and Kill.
+// Stop sends o.Signal to every running node, not waiting; a stale
+// pidfile is removed, never signalled.
 func (c *Cluster) Stop(ctx context.Context, o StopOptions) ([]Result, error) {
 	v := c.call(o.plan())
 	results := v.treeResults()
@@ -57,11 +52,8 @@ func (c *Cluster) Stop(ctx context.Context, o StopOptions) ([]Result, error) {
 	return results, joinErrs(results)
 }
 
-// StopWait sends o.Signal to every running node, then waits until each
-// node's lock is released and removes its pidfile. With o.Timeout, nodes
-// still holding their lock when it runs out get SIGKILL, and are waited
-// for again. If ctx ends the wait, the nodes still running fail with ctx's
-// error.
+// StopWait sends o.Signal to every running node and waits until its lock
+// and its tree are gone (SIGKILL after o.Timeout), its pidfile removed.
 func (c *Cluster) StopWait(ctx context.Context, o StopOptions) ([]Result, error) {
 	v := c.call(o.plan())
 	results := v.treeResults()
@@ -69,9 +61,7 @@ func (c *Cluster) StopWait(ctx context.Context, o StopOptions) ([]Result, error)
 	return results, joinErrs(results)
 }
 
-// Kill sends SIGKILL to every running node, waits until each lock is
-// released, and removes the pidfiles. Of o, Kill reads Wait, Group, Lost
-// and Signalled.
+// Kill is StopWait with SIGKILL at once.
 func (c *Cluster) Kill(ctx context.Context, o StopOptions) ([]Result, error) {
 	v := c.call(o.killPlan())
 	results := v.treeResults()
@@ -79,10 +69,7 @@ func (c *Cluster) Kill(ctx context.Context, o StopOptions) ([]Result, error) {
 	return results, joinErrs(results)
 }
 
-// Send sends sig (> 0) to every running node, through its lock, and
-// returns without waiting: a HUP to reload, a USR1 to report. Of o it
-// reads Group and Lost. A node's result is Signalled; one not running is
-// reported so, its stale pidfile removed, and is not an error.
+// Send sends sig to every running node, as Stop does: a HUP to reload.
 func (c *Cluster) Send(ctx context.Context, sig syscall.Signal, o StopOptions) ([]Result, error) {
 	v := c.call(o.plan())
 	v.plan.sig = sig
@@ -107,14 +94,8 @@ func (c *Cluster) Send(ctx context.Context, sig syscall.Signal, o StopOptions) (
 	return results, joinErrs(results)
 }
 
-// Restart restarts every node with its command, as recorded (a node not
-// running is just started), once each command is seen able to start
-// again: its folder there, its program found and executable; a node that
-// is not is left as it is and fails. Without [RestartOptions.Rolling],
-// as celery does, every node is signalled and each starts again the
-// moment it is down; with it, one node at a time, and one that does not
-// come up again halts the roll. The nodes get c.Env and their own
-// recorded [nodes.Node.Env] entries.
+// Restart stops and starts again every node whose command can start (a
+// node down is just started); a rolling one halts at a node not up.
 func (c *Cluster) Restart(ctx context.Context, o RestartOptions) ([]Result, error) {
 	v := c.call(o.Stop.plan())
 	results := v.treeResults()
@@ -154,12 +135,9 @@ func (c *Cluster) Restart(ctx context.Context, o RestartOptions) ([]Result, erro
 	return results, joinErrs(results)
 }
 
-// Status inspects every node's pidfile and says what each node is
-// ([Status.State]), changing nothing but this: the pidfile a node left
-// that a Stop or Send asked to end (its stop mark names the pid the file
-// does) is removed, as multi's own, and the node reported stopped rather
-// than stale. The error joins the Errs of the nodes whose state is
-// unknown.
+// Status says what each node is. It changes nothing but the pidfile a
+// node left that a Stop of multi's ended: removed, the node stopped, not
+// stale.
 func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
 	v := c.call(StopOptions{}.plan())
 	if c.AllowSharedFolders {
@@ -181,9 +159,8 @@ func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
 	return out, errors.Join(errs...)
 }
 
-// Only returns a Cluster with c's settings on the nodes of c named (by
-// [nodes.Node.Name]), in c's order; a name that is not one of them is
-// [ErrUnknownNode]. It shares c's Progress callback, not its lock.
+// Only returns a Cluster with c's settings on the nodes named, in c's
+// order ([ErrUnknownNode] for a name not among them).
 func (c *Cluster) Only(names ...string) (*Cluster, error) {
 	want := make(map[string]bool, len(names))
 	for _, name := range names {

@@ -6,8 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// DefaultRangePrefix is the prefix of the names a count expands to, as in
-// celery multi: "3" gives celery1, celery2 and celery3.
+// DefaultRangePrefix begins the names a count gives: "3" is celery1-3.
 const DefaultRangePrefix = "celery"
 
 // maxNodes bounds a count, so that a typo cannot fork a million processes.
@@ -25,8 +24,7 @@ func isCount(s string) bool {
 	return true
 }
 
-// MaxNameLen is the longest short name, in bytes, so that every file
-// multi makes from a name fits in a file name (".NAME.tmp" and 10 digits).
+// MaxNameLen is the longest short name, in bytes.
 const MaxNameLen = 240
 
 // CheckName reports whether name can be a node's short name: not empty,

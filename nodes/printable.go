@@ -17,9 +17,8 @@ func unsafeRune(r rune) bool {
 		unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r)
 }
 
-// Printable returns s with each control or format character and each
-// byte of invalid UTF-8 written as a Go escape (\x1b, \u202e): text from
-// a file or a process (a path, an error, a log line) is shown so, not raw.
+// Printable returns s with each control or format character, and each
+// byte of invalid UTF-8, written as a Go escape (\x1b, \u202e).
 func Printable(s string) string {
 	if !hasControl(s) {
 		return s

@@ -7,10 +7,7 @@ import (
 )
 
 // Quote formats argv as one POSIX shell command line that runs the same
-// argv when pasted: plain words as they are; a word with invalid UTF-8 or
-// a control or format character other than tab and newline ([Printable])
-// as $'...', each such byte escaped (\xHH), so none reaches a terminal
-// raw; any other word single-quoted, with each ' written as '\”.
+// argv when pasted; a word with a control character is written $'...'.
 func Quote(argv []string) string {
 	var b strings.Builder
 	for i, w := range argv {

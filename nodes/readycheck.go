@@ -11,18 +11,15 @@ import (
 	"strings"
 )
 
-// A ReadyCheck is a node's readiness check ([Node.Ready]), parsed once
-// where it is given ([ParseReady]): its kind and its target, what follows
-// the kind's colon. The zero ReadyCheck is none. In JSON it is its text,
-// as given ("tcp:127.0.0.1:8001").
+// A ReadyCheck is a node's readiness check, parsed once where it is
+// given ([ParseReady]); the zero ReadyCheck is none. Its JSON is its text.
 type ReadyCheck struct {
 	Kind ReadyKind
 	// Target is HOST:PORT, the URL, the command line, the path, the
 	// regular expression, the descriptor's number; "" for notify.
 	Target string
-	// Args is an exec check's command line split into its words, as a
-	// shell splits it ([Words]): each %-letter expands inside its word,
-	// so a name with a space stays one argument.
+	// Args is an exec check's command line in words ([Words]), each
+	// %-letter expanded inside its word.
 	Args []string
 }
 
@@ -40,12 +37,9 @@ const (
 	FD     ReadyKind = "fd"     // a line on descriptor N (s6's notification-fd)
 )
 
-// Probe reports whether a check of kind k can be run again by anyone, at
-// any time, against the running node: tcp, http, exec and file. Status
-// runs those, and only those serve as liveness checks. The others are
-// what the node says as it starts: the start that waits sees them pass
-// (notify, fd) and records it, and status reads the log again from where
-// that start began (log).
+// Probe reports whether anyone can run a check of kind k again, at any
+// time (tcp, http, exec, file): status does, and only those serve as
+// liveness checks; the others are what a node says as it starts.
 func (k ReadyKind) Probe() bool {
 	return k == TCP || k == HTTP || k == Exec || k == File
 }
@@ -172,9 +166,8 @@ func (c *ReadyCheck) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// ExpandReady expands the check template t for n ([Expand]) and parses
-// it; "" is none. The option names the flag the template came from, for
-// the error ("--ready", "--live").
+// ExpandReady expands the check template t for n and parses it; "" is
+// none, option ("--ready") names it in the error.
 func ExpandReady(t string, n Node, option string) (ReadyCheck, error) {
 	if t == "" {
 		return ReadyCheck{}, nil

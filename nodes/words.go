@@ -6,12 +6,8 @@ import (
 	"strings"
 )
 
-// Words splits s into words as a POSIX shell does for a simple command,
-// without expanding anything: blanks separate words; '...' keeps
-// everything in it; "..." keeps everything but \" and \\ (and \$, \`),
-// which are the character; a \ outside quotes keeps the next character;
-// $'...' reads the escapes [Quote] writes (\xHH, \\, \'). So
-// Words(Quote(argv)) is argv. An unclosed quote is an error.
+// Words splits s into words as a POSIX shell does, quotes and
+// backslashes included, expanding nothing: Words(Quote(argv)) is argv.
 func Words(s string) ([]string, error) {
 	var words []string
 	var w strings.Builder

@@ -3,9 +3,8 @@ package cli
 import (
 	"fmt"
 
+	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/urfave/cli/v2"
-
-	"github.com/multi-launcher/multi/multi"
 )
 
 // checkCommand says, for this user and rundir, how nodes would be
@@ -28,19 +27,26 @@ this user and rundir, and why not the other.
    multi check`,
 		Flags: common(flagRundir),
 	}, grammar{}, func(c *cli.Context, a *call) (int, error) {
-		cg := multi.CheckContainment(rundir(a))
+		// It makes the rundir's cgroup folder to learn whether it can, and
+		// removes it again when no node is in it.
+		dir := rundir(a)
+		cg := cgroup.Detect(dir)
+		run := cgroup.RunPlacement(dir)
+		if cg.Mode == cgroup.Cgroup {
+			cgroup.RemoveParent(cg.Parent)
+		}
 		w := c.App.Writer
 		fmt.Fprintf(w, "containment: %s\n", cg.Mode)
-		if cg.Mode == "cgroup" {
-			fmt.Fprintf(w, "cgroup: %s/NODE\n", cg.Cgroup)
+		if cg.Mode == cgroup.Cgroup {
+			fmt.Fprintf(w, "cgroup: %s/NODE\n", cg.Parent)
 			fmt.Fprintf(w, "why: %s\n", cg.Why)
 		} else {
 			fmt.Fprintf(w, "why not cgroup: %s\n", cg.Why)
 		}
-		if cg.RunLeaf != "" {
-			fmt.Fprintf(w, "multi run: moves itself into %s first: %s\n", cg.RunLeaf, cg.Run)
-		} else if cg.Mode == "cgroup" {
-			fmt.Fprintf(w, "multi run: stays in its cgroup: %s\n", cg.Run)
+		if run.Leaf != "" {
+			fmt.Fprintf(w, "multi run: moves itself into %s first: %s\n", run.Leaf, run.Why)
+		} else if cg.Mode == cgroup.Cgroup {
+			fmt.Fprintf(w, "multi run: stays in its cgroup: %s\n", run.Why)
 		}
 		return exitOK, nil
 	})
