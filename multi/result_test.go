@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -145,6 +146,11 @@ func TestStatusJSON(t *testing.T) {
 	for i, want := range wants {
 		if got := in[i].String(); got != want {
 			t.Errorf("String: %q; want %q", got, want)
+		}
+	}
+	for _, r := range []multi.Readiness{multi.Ready, multi.Starting, multi.Unready} {
+		if b, _ := json.Marshal(multi.Status{State: multi.StateRunning, Ready: r}); !strings.Contains(string(b), `"ready":"`+string(r)+`"`) {
+			t.Errorf("readiness %s written as %s", r, b)
 		}
 	}
 	if !in[0].Mismatch() || in[2].Mismatch() {

@@ -1,4 +1,4 @@
-package multi
+package multi_test
 
 import (
 	"context"
@@ -10,11 +10,10 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/multi-launcher/multi/internal/launch"
-
 	"golang.org/x/sys/unix"
 
 	"github.com/multi-launcher/multi/internal/testutil"
+	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -57,26 +56,36 @@ func TestRunLibraryRestoresAndTypesErrors(t *testing.T) {
 		return ns
 	}
 	dup := mk("d1", "sleep", "300")
+	// A node running already (started, and left, by Start) is not the
+	// run's: the run fails on it.
+	running := mk("r1", "sleep", "300")
+	before := &multi.Cluster{Nodes: running, RunDir: rundir, Detach: true}
+	if _, err := before.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { before.Kill(context.Background(), multi.StopOptions{}) })
 	for _, c := range []struct {
-		name  string
-		nodes []nodes.Node
-		code  int
-		is    error
+		name    string
+		nodes   []nodes.Node
+		code    int
+		is      error
+		outcome multi.Outcome
 	}{
-		{"missing", mk("m1", filepath.Join(rundir, "no-such-program")), 127, launch.ErrCommandNotFound},
-		{"not-executable", mk("x1", notExec), 126, launch.ErrCommandNotExecutable},
-		{"duplicate", append(dup, dup...), 1, ErrDuplicateNode},
-		{"exits", mk("e1", "sh", "-c", "exit 3"), 3, nil},
+		{"missing", mk("m1", filepath.Join(rundir, "no-such-program")), 127, multi.ErrCommandNotFound, multi.Failed},
+		{"not-executable", mk("x1", notExec), 126, multi.ErrCommandNotExecutable, multi.Failed},
+		{"duplicate", append(dup, dup...), 1, multi.ErrDuplicateNode, multi.Failed},
+		{"exits", mk("e1", "sh", "-c", "exit 3"), 3, nil, multi.Failed},
+		{"running", running, 1, multi.ErrAlreadyRunning, multi.AlreadyRunning},
 	} {
-		code, err := (&Cluster{Nodes: c.nodes, RunDir: rundir}).Run(context.Background(), RunOptions{})
-		var re *RunError
+		code, err := (&multi.Cluster{Nodes: c.nodes, RunDir: rundir}).Run(context.Background(), multi.RunOptions{})
+		var re *multi.RunError
 		switch {
-		case code != c.code || !errors.As(err, &re) || re.Code != c.code || launch.ErrExitCode(err) != c.code:
+		case code != c.code || !errors.As(err, &re) || re.Code != c.code || re.ExitCode() != c.code:
 			t.Errorf("%s: Run = %d, %v; want %d and a *RunError with that code", c.name, code, err, c.code)
 		case c.is != nil && !errors.Is(err, c.is):
 			t.Errorf("%s: %v; want errors.Is %v", c.name, err, c.is)
-		case re.Node != c.nodes[0].Name || len(re.Results) != len(c.nodes) || re.Results[0].Outcome != Failed || re.Results[0].Err == nil:
-			t.Errorf("%s: node %q, results %+v; want %s named, each node's result, failed", c.name, re.Node, re.Results, c.nodes[0].Name)
+		case re.Node != c.nodes[0].Name || len(re.Results) != len(c.nodes) || re.Results[0].Outcome != c.outcome:
+			t.Errorf("%s: node %q, results %+v; want %s named, each node's result, %s", c.name, re.Node, re.Results, c.nodes[0].Name, c.outcome)
 		}
 		if subreaper() != 0 {
 			t.Errorf("%s: the caller is left a child subreaper", c.name)
