@@ -127,7 +127,9 @@ func (c *call) startCgroup(cg cgroup.Containment, prev nodes.Node, hasPrev bool,
 			return "", nil, &LingeringError{Cgroup: prev.Cgroup, Session: c.recordedProcess(prev).PID, Procs: t.Procs}
 		}
 		if t.Populated || prev.Cgroup != "" && prev.Cgroup != cg.NodePath(n.Name) {
-			if _, err := c.cleanCgroup(prev); err != nil {
+			// A folder this multi runs in (a restart from inside the
+			// node) stays, and the node starts in it again.
+			if _, err := c.cleanCgroup(prev); err != nil && !errors.Is(err, cgroup.ErrSpared) {
 				return "", nil, err
 			}
 		}

@@ -89,6 +89,10 @@ func ParentName(rundir string) string {
 	return "multi." + hex.EncodeToString(sum[:8])
 }
 
+// ErrSpared: a node's cgroup folder is not removed because this process
+// (or an ancestor of it) runs in it: a verb run from inside a node.
+var ErrSpared = errors.New("this multi runs in it")
+
 // Check returns an error wrapping [ErrNotMine] unless path, read from a
 // node's record, is a folder multi makes for node name of rundir: an
 // absolute clean path ending in multi.<id of rundir>/name. Nothing is read

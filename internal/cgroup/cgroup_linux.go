@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/internal/safefs"
 )
 
@@ -137,9 +140,13 @@ func readAt(dirfd int, name string) ([]byte, error) {
 
 // A Tree is what a node's cgroup holds.
 type Tree struct {
-	// Procs are the pids of its processes.
+	// Procs are the pids of its processes, in it and in the folders a
+	// node made under it; this process and its ancestors left out.
 	Procs []int
-	// Populated: a process is left in it or in a folder under it.
+	// Spared are this process and its ancestors, found in it (a verb run
+	// from inside a node): never counted, waited for nor signalled.
+	Spared []int
+	// Populated: a process (but a spared one) is left in it or under it.
 	Populated bool
 	// Memory is memory.current, CPUUsec cpu.stat's usage_usec; nil
 	// where the controller is not enabled.
@@ -164,14 +171,16 @@ func read(f *os.File) (Tree, error) {
 	if err != nil {
 		return t, fmt.Errorf("cgroup %s: %w", f.Name(), err)
 	}
-	t.Populated = bytes.Contains(ev, []byte("populated 1"))
-	if b, err := readIn(f, "cgroup.procs"); err == nil {
-		for _, l := range strings.Fields(string(b)) {
-			if pid, err := strconv.Atoi(l); err == nil {
-				t.Procs = append(t.Procs, pid)
-			}
+	populated := bytes.Contains(ev, []byte("populated 1"))
+	pids := procsIn(int(f.Fd()), populated)
+	for _, pid := range pids {
+		if spared(pid) {
+			t.Spared = append(t.Spared, pid)
+		} else {
+			t.Procs = append(t.Procs, pid)
 		}
 	}
+	t.Populated = populated && (len(t.Spared) == 0 || len(t.Procs) > 0)
 	if b, err := readIn(f, "memory.current"); err == nil {
 		if v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil {
 			t.Memory = &v
@@ -189,13 +198,104 @@ func read(f *os.File) (Tree, error) {
 	return t, nil
 }
 
-// Kill SIGKILLs every process in the node's cgroup at path (cgroup.kill).
+// procsIn returns the pids in the cgroup folder dirfd and, where it has
+// folders under it and is populated, in them.
+func procsIn(dirfd int, populated bool) []int {
+	var pids []int
+	if b, err := readAt(dirfd, "cgroup.procs"); err == nil {
+		for _, l := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(l); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	if !populated {
+		return pids
+	}
+	if st, err := readAt(dirfd, "cgroup.stat"); err != nil || bytes.Contains(st, []byte("nr_descendants 0\n")) {
+		return pids
+	}
+	dup, err := unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return pids
+	}
+	d := os.NewFile(uintptr(dup), "cgroup")
+	defer d.Close()
+	ents, _ := d.ReadDir(-1)
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		fd, err := unix.Openat(dirfd, e.Name(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		ev, _ := readAt(fd, "cgroup.events")
+		pids = append(pids, procsIn(fd, bytes.Contains(ev, []byte("populated 1")))...)
+		unix.Close(fd)
+	}
+	return pids
+}
+
+// ancestry maps this process and its ancestors to their start times:
+// a verb run from inside a node's cgroup must not count, wait for or
+// kill them. Learnt once; a pid is one of them only while its start time
+// is the same (see spared).
+var ancestry = sync.OnceValue(func() map[int]uint64 {
+	kin := map[int]uint64{}
+	for pid := os.Getpid(); pid > 1; {
+		p, err := proc.Read(pid)
+		if err != nil || kin[pid] != 0 {
+			break
+		}
+		kin[pid] = max(p.StartTicks, 1)
+		pid = p.PPID
+	}
+	return kin
+})
+
+// spared reports whether pid is this process or one of its ancestors.
+func spared(pid int) bool {
+	start, ok := ancestry()[pid]
+	if !ok {
+		return false
+	}
+	p, err := proc.Read(pid)
+	return err == nil && max(p.StartTicks, 1) == start
+}
+
+// signalEach sends sig to each process of t, the tree of the cgroup
+// folder f, but the spared ones: each pinned by a pidfd, then seen still
+// in the tree, then signalled through the pidfd. For a cgroup this
+// process is in, which cgroup.kill and cgroup.freeze would take too.
+func signalEach(f *os.File, t Tree, sig syscall.Signal) {
+	for _, pid := range t.Procs {
+		if pid <= 1 || pid == os.Getpid() {
+			continue
+		}
+		pfd, err := unix.PidfdOpen(pid, 0)
+		if err != nil {
+			continue
+		}
+		if now, err := read(f); err == nil && slices.Contains(now.Procs, pid) {
+			unix.PidfdSendSignal(pfd, sig, nil, 0)
+		}
+		unix.Close(pfd)
+	}
+}
+
+// Kill SIGKILLs every process in the node's cgroup at path (cgroup.kill;
+// where this process runs in it, each other process, see [Tree.Spared]).
 func Kill(path, rundir, name string) error {
 	f, err := openNode(path, rundir, name)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	if t, err := read(f); err == nil && len(t.Spared) > 0 {
+		signalEach(f, t, syscall.SIGKILL)
+		return nil
+	}
 	fd, err := unix.Openat(int(f.Fd()), "cgroup.kill", unix.O_WRONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return fmt.Errorf("cgroup %s: %w", path, err)
@@ -224,6 +324,10 @@ func Signal(path, rundir, name string, sig syscall.Signal) error {
 		defer unix.Close(fd)
 		_, err = unix.Write(fd, []byte(v))
 		return err
+	}
+	if t, err := read(f); err == nil && len(t.Spared) > 0 {
+		signalEach(f, t, sig) // this process must not freeze itself
+		return nil
 	}
 	if err := write("cgroup.freeze", "1"); err != nil {
 		return fmt.Errorf("cgroup %s: cgroup.freeze: %w", path, err)

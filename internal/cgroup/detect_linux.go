@@ -139,11 +139,17 @@ func isCgroup2(path string) error {
 }
 
 // ownCgroup is the cgroup v2 path of this process's nodes: its own, or
-// for a run in its leaf (see [PlaceRun]), the one beside it.
+// for a run in its leaf (see [PlaceRun]), the one beside it. A process in
+// a node's folder (a verb run from inside a node, a node that starts
+// nodes, an exec check's folder) has them beside that node's rundir
+// folder, never in it: no node's tree holds another's.
 func ownCgroup() (string, error) {
 	p, err := selfCgroup()
 	if err == nil && filepath.Base(p) == RunLeaf {
 		p = filepath.Dir(p)
+	}
+	for err == nil && p != "/" && strings.HasPrefix(filepath.Base(filepath.Dir(p)), "multi.") {
+		p = filepath.Dir(filepath.Dir(p))
 	}
 	return p, err
 }

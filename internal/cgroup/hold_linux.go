@@ -177,7 +177,34 @@ func removeOpen(dirfd int, name string, fd int) error {
 	if same, err := stillNamed(dirfd, name, fd); err != nil || !same {
 		return cmp.Or(err, errInUse)
 	}
-	return unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
+	err := unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
+	if err == unix.EBUSY || err == unix.ENOTEMPTY {
+		// Folders in it (a node that made cgroups of its own): each
+		// removed first, where empty and idle; a populated one stays.
+		if removeChildren(fd) {
+			err = unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
+		}
+	}
+	return err
+}
+
+// removeChildren removes the folders in the folder fd, deepest first,
+// each only where empty and idle; it reports whether it removed any.
+func removeChildren(fd int) bool {
+	dup, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	d := os.NewFile(uintptr(dup), "cgroup")
+	defer d.Close()
+	ents, _ := d.ReadDir(-1)
+	removed := false
+	for _, e := range ents {
+		if e.IsDir() && removeIdle(fd, e.Name()) == nil {
+			removed = true
+		}
+	}
+	return removed
 }
 
 // RemoveIdle removes the folder at path if it is empty and no multi
@@ -235,7 +262,10 @@ func RemoveNode(path, rundir, name string) error {
 	case unix.EBUSY:
 		t, _ := Read(path, rundir, name)
 		left := strconv.Itoa(len(t.Procs)) + " processes left"
-		if len(t.Procs) == 1 {
+		switch {
+		case len(t.Procs) == 0 && len(t.Spared) > 0:
+			return fmt.Errorf("cgroup %s: %w (pid %d); it stays", path, ErrSpared, t.Spared[0])
+		case len(t.Procs) == 1:
 			left = "1 process left"
 		}
 		return fmt.Errorf("cgroup %s: %s; not removed", path, left)

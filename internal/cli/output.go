@@ -209,6 +209,9 @@ func warnings(r multi.Result) string {
 	if r.RecordErr != nil {
 		ws = append(ws, r.RecordErr.Error())
 	}
+	if r.TreeErr != nil {
+		ws = append(ws, r.TreeErr.Error())
+	}
 	return strings.Join(ws, "; ")
 }
 

@@ -1,0 +1,122 @@
+package integration
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/multi-launcher/multi/internal/record"
+	"github.com/multi-launcher/multi/internal/testutil"
+)
+
+// insideNode runs multi with args in the cgroup of node name (as a deploy
+// task, or a node that restarts its siblings, runs there): a shell joins
+// the cgroup, then execs multi. It returns multi's exit code and output.
+func insideNode(t *testing.T, rundir, cg string, args ...string) (int, string) {
+	t.Helper()
+	script := `echo $$ > "$0/cgroup.procs" && exec "$@"`
+	// A deadline: a verb that waits for its own exit would never end.
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.PollTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", append([]string{"-c", script, cg, binary(t)}, args...)...)
+	cmd.Env = append(os.Environ(), "MULTI_RUNDIR="+rundir, "GORACE=atexit_sleep_ms=0")
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("multi %s (from inside %s): exit %d\n%s", strings.Join(args, " "), cg, code, out)
+	return code, string(out)
+}
+
+// A verb run from inside a node's own cgroup never counts, waits for or
+// kills multi itself: status does not call the node lingering because of
+// it, stopwait ends (rather than waiting for multi's own exit), and
+// restart brings the node back up. multi says it stays in the cgroup.
+func TestVerbFromInsideTheNode(t *testing.T) {
+	testutil.NeedRoot(t)
+	if !canCgroup() {
+		t.Skip("no cgroup per node here")
+	}
+	t.Parallel()
+	rundir := t.TempDir()
+	t.Cleanup(func() { killCgroups(rundir) })
+	if code, _, _ := runMulti(t, rundir, nil, "start", "w1", "--", "sleep", "300"); code != 0 {
+		t.Fatalf("start: exit %d", code)
+	}
+	n, err := record.Read(rundir, "w1")
+	if err != nil || n.Cgroup == "" {
+		t.Fatalf("w1's record: %+v, %v; want its cgroup", n, err)
+	}
+	code, out := insideNode(t, rundir, n.Cgroup, "status", "w1")
+	if code != 0 || !strings.HasPrefix(out, "w1: running") {
+		t.Errorf("status from inside: exit %d, %q; want running", code, out)
+	}
+	code, out = insideNode(t, rundir, n.Cgroup, "restart", "w1")
+	if code != 0 || !strings.Contains(out, "w1: restarted") {
+		t.Errorf("restart from inside: exit %d, %q; want w1 restarted", code, out)
+	}
+	// In its own folder again, not in one under it: no node's tree holds
+	// another's.
+	if again, err := record.Read(rundir, "w1"); err != nil || again.Cgroup != n.Cgroup {
+		t.Errorf("w1's cgroup after a restart from inside: %q, %v; want %s", again.Cgroup, err, n.Cgroup)
+	}
+	code, out = insideNode(t, rundir, n.Cgroup, "stopwait", "w1")
+	if code != 0 || !strings.Contains(out, "w1: stopped") || !strings.Contains(out, "this multi runs in it") {
+		t.Errorf("stopwait from inside: exit %d, %q; want w1 stopped, its cgroup left for this multi, saying so", code, out)
+	}
+}
+
+// A node that makes a cgroup of its own under its node's folder (a
+// container runtime, a systemd-run --scope) is counted whole, stopped
+// whole, and its folders removed, the node's own too.
+func TestNodeWithCgroupsOfItsOwn(t *testing.T) {
+	testutil.NeedRoot(t)
+	if !canCgroup() {
+		t.Skip("no cgroup per node here")
+	}
+	t.Parallel()
+	rundir := t.TempDir()
+	t.Cleanup(func() { killCgroups(rundir) })
+	if code, _, _ := runMulti(t, rundir, nil, "start", "w1", "--", "sleep", "300"); code != 0 {
+		t.Fatalf("start: exit %d", code)
+	}
+	n, err := record.Read(rundir, "w1")
+	if err != nil || n.Cgroup == "" {
+		t.Fatalf("w1's record: %+v, %v; want its cgroup", n, err)
+	}
+	// A process of the node's tree, in a folder under the node's.
+	sub := filepath.Join(n.Cgroup, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kid := exec.Command("sh", "-c", `echo $$ > "$0/cgroup.procs" && exec sleep 300`, sub)
+	if err := kid.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go kid.Wait()
+	t.Cleanup(func() { kid.Process.Kill() })
+	testutil.PollUntil(t, "the child to be in the sub-folder", func() bool {
+		b, _ := os.ReadFile(filepath.Join(sub, "cgroup.procs"))
+		return strings.TrimSpace(string(b)) == strconv.Itoa(kid.Process.Pid)
+	})
+	code, out, _ := runMulti(t, rundir, nil, "status", "w1", "--json")
+	if code != 0 || !strings.Contains(out, `"procs": 2`) {
+		t.Errorf("status: exit %d, %s; want 2 processes in w1's tree", code, out)
+	}
+	code, out, errs := runMulti(t, rundir, nil, "stopwait", "w1", "--timeout=1s")
+	if code != 0 || !strings.Contains(out, "w1: ") || strings.Contains(out+errs, "not removed") {
+		t.Errorf("stopwait: exit %d, %q, %q; want the tree stopped and its folders removed", code, out, errs)
+	}
+	for _, d := range []string{sub, n.Cgroup} {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("%s after stopwait: %v; want it removed", d, err)
+		}
+	}
+}
