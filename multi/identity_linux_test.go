@@ -78,6 +78,19 @@ func TestHolderMismatchNotSignalled(t *testing.T) {
 		t.Errorf("KillHeld with no handle: %v; want ErrHolderMismatch", err)
 	}
 	checkAlive(t, alive)
+	// Status says so: not running as w1, the holder another's.
+	sts, _ := c.Status(ctx)
+	if sts[0].State != multi.StateMismatch || !errors.Is(sts[0].Err, multi.ErrHolderMismatch) || sts[0].PID != p2 {
+		t.Errorf("status of w1: %+v; want mismatch, held by pid %d", sts[0], p2)
+	}
+	// --lost reaches w1's own process, through its record, and leaves the
+	// pidfile that is not its own to its holder.
+	res, err := w1.Kill(ctx, multi.StopOptions{Lost: true})
+	if err != nil || res[0].Outcome != multi.Killed || !res[0].Lost || res[0].PID != p1 || res[0].HeldBy != p2 {
+		t.Errorf("kill --lost of w1: %+v, %v; want pid %d killed, lost, its pidfile left to pid %d", res[0], err, p1, p2)
+	}
+	delete(alive, p1)
+	checkAlive(t, alive)
 }
 
 // pinProcesses opens a pidfd of each pid (skipping the test where there

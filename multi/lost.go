@@ -122,13 +122,26 @@ func (c *call) lostOne(r *Result, op string, sig syscall.Signal, info pidfile.In
 	if !ok {
 		return false
 	}
-	// pin.SignalLost makes the only start-time check that counts: after the
-	// pidfd pins the process.
+	if !c.signalLost(r, op, sig, st) {
+		return r.Err != nil
+	}
+	return true
+}
+
+// signalLost signals st, the process r's record names, running without
+// its node's lock, and reports whether it did (r.lost then names it);
+// false with r failed when it could not, false alone when it is gone.
+// pin.SignalLost makes the only start-time check that counts: after the
+// pidfd pins the process.
+func (c *call) signalLost(r *Result, op string, sig syscall.Signal, st nodes.Started) bool {
+	if st.PID <= 1 {
+		return false
+	}
 	sent, err := pin.SignalLost(st, sig)
 	if err != nil {
 		r.PID = st.PID
 		r.fail(op, err)
-		return true
+		return false
 	}
 	if !sent {
 		return false // gone, or the pid is another's: not running

@@ -123,6 +123,8 @@ func TestStatusJSON(t *testing.T) {
 		{Node: n, State: multi.StateLingering, Tree: multi.Tree{Containment: multi.InCgroup, Cgroup: n.Cgroup, Procs: 2, Lingering: true}},
 		{Node: n, State: multi.StateFatal, Fatal: "multi run (pid 7) gave up on it", Tree: multi.Tree{Containment: multi.InSession}},
 		{Node: n, State: multi.StateUnknown, PID: 45, Err: &multi.NodeError{Node: "w1", Op: "status", Err: errors.New("read lock")}},
+		{Node: n, State: multi.StateMismatch, PID: 46, Started: started, FilePID: 46, Tree: multi.Tree{Containment: multi.InCgroup, Cgroup: n.Cgroup, Procs: 1},
+			Err: &multi.NodeError{Node: "w1", Op: "status", Err: errors.New("pidfile /r/w1.pid is locked by pid 46, not by pid 42 that the record of w1 names")}},
 	}
 	var out []multi.Status
 	golden(t, "statuses.json", in, &out)
@@ -142,7 +144,8 @@ func TestStatusJSON(t *testing.T) {
 		}
 	}
 	wants := []string{"w1: running (pid 42)", "w1: elsewhere", "w1: stale", "w1: stopped", "w1: lost (pid 43)", "w1: stopping (pid 44)",
-		"w1: lingering (2 processes)", "w1: fatal: multi run (pid 7) gave up on it", "w1: unknown: read lock"}
+		"w1: lingering (2 processes)", "w1: fatal: multi run (pid 7) gave up on it", "w1: unknown: read lock",
+		"w1: mismatch: pidfile /r/w1.pid is locked by pid 46, not by pid 42 that the record of w1 names"}
 	for i, want := range wants {
 		if got := in[i].String(); got != want {
 			t.Errorf("String: %q; want %q", got, want)

@@ -40,6 +40,12 @@ func (c *call) signalOne(r *Result, op string, sig syscall.Signal, dirs *pidfile
 		c.notRunning(r, op, info, h)
 		return false, nil, nil
 	case err != nil:
+		// A decoy: the pidfile is another process's. With --lost, the
+		// process the record names, if it runs, is the node, lost.
+		var he *pin.HolderError
+		if errors.As(err, &he) && c.plan.lost && c.signalLost(r, op, sig, he.Recorded) {
+			return true, nil, nil
+		}
 		r.PID = info.PID
 		r.fail(op, err)
 		return false, nil, nil

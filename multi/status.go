@@ -1,6 +1,7 @@
 package multi
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,7 +29,7 @@ type Status struct {
 	ReadyStatus string
 	Fatal       string // why a live multi run gave up on it
 	Tree        Tree
-	Err         error // why its state cannot be told (StateUnknown)
+	Err         error // why it is StateUnknown, or StateMismatch
 }
 
 // A State is what a node is, in one word. Its text is the word.
@@ -39,6 +40,7 @@ type State string
 const (
 	StateUnknown   State = "unknown"   // its pidfile unreadable, or locked not as a node's: Err says
 	StateLost      State = "lost"      // no lock held, but its recorded process runs ([LostError])
+	StateMismatch  State = "mismatch"  // its pidfile held by another process than its record names: Err says
 	StateStopping  State = "stopping"  // its process let go of its lock and is exiting
 	StateLingering State = "lingering" // no lock held, but processes of its tree are left
 	StateFatal     State = "fatal"     // down, and a live multi run gave up on it
@@ -85,11 +87,12 @@ func (s Status) Mismatch() bool { return s.State == StateRunning && s.FilePID !=
 func (s Status) String() string {
 	switch {
 	case s.Err != nil:
+		why := s.Err
 		var ne *NodeError
 		if errors.As(s.Err, &ne) {
-			return s.Node.Name + ": unknown: " + ne.Err.Error()
+			why = ne.Err
 		}
-		return s.Node.Name + ": unknown: " + s.Err.Error()
+		return s.Node.Name + ": " + string(cmp.Or(s.State, StateUnknown)) + ": " + why.Error()
 	case s.State == StateLingering:
 		return fmt.Sprintf("%s: lingering (%s)", s.Node.Name, countProcs(s.Tree.Procs, "", ""))
 	case s.State == StateFatal:

@@ -8,6 +8,7 @@ import (
 
 	"time"
 
+	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/nodes"
@@ -221,6 +222,14 @@ func (c *call) status(ctx context.Context, s *Status, n nodes.Node, since time.T
 	}
 	if s.State == StateRunning {
 		s.Started, _ = proc.StartTime(s.PID)
+		// Held by another process than the record names (its pidfile
+		// replaced by another's, a decoy): not this node, which, if its
+		// process runs, is lost.
+		if want := n.Recorded; want.PID != 0 && !pin.ProcIs(s.PID, want) {
+			he := pin.NewHolderError(s.PID, want)
+			he.Node, he.PidFile = n.Name, n.PidFile
+			s.State, s.Err = StateMismatch, &NodeError{Node: n.Name, Op: "status", Err: he}
+		}
 	}
 	if s.Tree, err = c.tree(n, s.State, since); err != nil {
 		return err

@@ -170,7 +170,8 @@ interrupted by Ctrl-C (143: by SIGTERM); the nodes are left as they are and thos
 .PP
 status follows LSB instead, the worst node deciding: 0 every node runs, 1 some node died without multi, its pidfile
 left (stale), or a live multi run gave up on it (fatal), 3 some node is not running (one a plain stop ended, or one
-stopping, included), 4 unknown (a pidfile could not be read or is locked but not as a node locks it, a node is lost,
+stopping, included), 4 unknown (a pidfile could not be read or is locked but not as a node locks it, a node is lost or its
+pidfile held by another process than its record names (mismatch),
 or a name has neither record nor pidfile: an unknown node), 150 some node is lingering (its lock free, processes of
 its tree left: stopwait cleans them).
 .PP

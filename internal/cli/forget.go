@@ -79,7 +79,7 @@ the others kept and listed.
 		for _, s := range sts {
 			why := ""
 			switch s.State {
-			case multi.StateUnknown:
+			case multi.StateUnknown, multi.StateMismatch:
 				why = statusErrText(s)
 			case multi.StateLost:
 				why = fmt.Sprintf("lost (pid %d runs without its pidfile's lock): stop it with multi stop --lost first", s.PID)

@@ -17,7 +17,7 @@ import (
 func statusCommand() *cli.Command {
 	return grammarCommand(&cli.Command{
 		Name:      "status",
-		Usage:     "show each node's state from its pidfile's lock (exit 0 all running, 1 stale or fatal, 3 stopped, 4 lost or unknown, 150 lingering)",
+		Usage:     "show each node's state from its pidfile's lock (exit 0 all running, 1 stale or fatal, 3 stopped, 4 lost, mismatch or unknown, 150 lingering)",
 		UsageText: "multi status [flags] [NODES...] [--json]",
 		Description: `On a terminal, a table: node, state, pid, uptime, pidfile, logfile.
 Elsewhere, a line per node. Without NODES, this project's nodes (--all: every recorded one), in
@@ -25,7 +25,9 @@ natural order (web2 before web10). --verbose adds each node's command
 and working folder (and, in lines, its files). States: running, stopped, stale (a pidfile
 nobody holds the lock of), elsewhere (held from another pid namespace),
 lost (no lock held, but the node's recorded process, same pid and start
-time, still runs: stop it with --lost), stopping (its process let go of
+time, still runs: stop it with --lost), mismatch (its pidfile is held by
+another process than its record names; --lost reaches the recorded one),
+stopping (its process let go of
 the lock and is exiting), lingering (no lock held, but processes of its
 tree are left: stopwait cleans them), fatal (a live multi run gave up on
 it: its --max-restarts), unknown (locked, but not as a node locks it, or
@@ -84,7 +86,7 @@ Status in README's JSON schema: pid is the process the state is about
 func (o *output) describeStatus(s multi.Status) string {
 	word := o.paint(stateColors[s.State], string(s.State))
 	switch s.State {
-	case multi.StateUnknown:
+	case multi.StateUnknown, multi.StateMismatch:
 		return word + ": " + statusErrText(s)
 	case multi.StateLost:
 		return word + fmt.Sprintf(" (pid %d, started %s, runs without its pidfile's lock; stop it with --lost)", s.PID, s.Started.Format(time.DateTime))
@@ -164,7 +166,7 @@ func (o *output) statusTable(sts []multi.Status, rundir string) {
 			uptime = time.Since(s.Started).Round(time.Second).String()
 		}
 		switch {
-		case s.State == multi.StateUnknown:
+		case s.State == multi.StateUnknown || s.State == multi.StateMismatch:
 			state += "*"
 			notes = append(notes, s.Node.Name+": "+statusErrText(s))
 		case s.State == multi.StateLost:
@@ -301,7 +303,7 @@ func elide(s string, w int) string {
 
 // stateColors are the states' colours in the table and the lines.
 var stateColors = map[multi.State]string{
-	multi.StateUnknown: red, multi.StateLost: red, multi.StateStopping: yellow, multi.StateLingering: red,
+	multi.StateUnknown: red, multi.StateLost: red, multi.StateMismatch: red, multi.StateStopping: yellow, multi.StateLingering: red,
 	multi.StateFatal: red, multi.StateRunning: green, multi.StateElsewhere: green, multi.StateStale: red,
 	multi.StateStopped: yellow,
 }
@@ -309,7 +311,7 @@ var stateColors = map[multi.State]string{
 // stateCodes are the LSB status codes of the states (see statusCode).
 var stateCodes = map[multi.State]int{
 	// A lost node runs, unseen through its lock: unknown.
-	multi.StateUnknown: exitUnknown, multi.StateLost: exitUnknown,
+	multi.StateUnknown: exitUnknown, multi.StateLost: exitUnknown, multi.StateMismatch: exitUnknown,
 	// Its master gone, its tree left: worse than stale.
 	multi.StateLingering: exitLingering,
 	// Given up on: dead, as a stale node is.

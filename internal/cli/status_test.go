@@ -132,7 +132,7 @@ func TestStatusJSON(t *testing.T) {
 // 1, stopped and stopping 3.
 func TestStatusCode(t *testing.T) {
 	t.Parallel()
-	for _, st := range []multi.State{multi.StateUnknown, multi.StateLost, multi.StateStopping, multi.StateLingering,
+	for _, st := range []multi.State{multi.StateUnknown, multi.StateLost, multi.StateMismatch, multi.StateStopping, multi.StateLingering,
 		multi.StateFatal, multi.StateRunning, multi.StateElsewhere, multi.StateStale, multi.StateStopped} {
 		if _, ok := stateColors[st]; !ok {
 			t.Errorf("%s has no colour", st)
