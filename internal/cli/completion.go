@@ -165,6 +165,9 @@ some node failed (get: the node is not in the set; forget: a node still runs)
 .B 2
 usage error: a bad flag, node name, template or value; nothing was done
 .TP
+.B 4
+stop, stopwait, kill: a name given has neither record nor pidfile (an unknown node); nothing is done to it
+.TP
 .B 130
 interrupted by Ctrl-C (143: by SIGTERM); the nodes are left as they are and those still running are named
 .PP

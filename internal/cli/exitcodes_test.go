@@ -12,7 +12,8 @@ import (
 
 // Every verb's exit codes, as the README's table and the manual page's
 // EXIT STATUS give them: 0 as asked, 1 a node failed, 2 usage error;
-// status 0 running, 1 stale, 3 stopped, 4 unknown.
+// status 0 running, 1 stale, 3 stopped, 4 unknown; an unknown node 4
+// for every verb.
 func TestExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	killLeftovers(t, dir, "up", "bad", "bad2")
@@ -41,13 +42,16 @@ func TestExitCodes(t *testing.T) {
 		{0, "start"},            // the recorded nodes of this project: up runs already
 		{2, "start -- sleep 1"}, // without names, no command for every node
 		{2, "start nocmd"},
-		{0, "stop none1"}, // not running counts as stopped
+		{0, "stop down1"}, // not running counts as stopped
+		{4, "stop none1"}, // no record, no pidfile: unknown node, as for status
 		{1, "stop w1 --pidfile=FOLDER"},
 		{2, "stop w1 --bogus"},
-		{0, "stopwait none1"},
+		{0, "stopwait down1"},
+		{4, "stopwait none1"},
 		{1, "stopwait w1 --pidfile=FOLDER"},
 		{2, "stopwait ig --tiemout=2"},
-		{0, "kill none1"},
+		{0, "kill down1"},
+		{4, "kill none1"},
 		{1, "kill w1 --pidfile=FOLDER"},
 		{2, "kill w1 -HUP"},
 		{1, "restart bad2 -- MISSING"},

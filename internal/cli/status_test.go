@@ -268,3 +268,18 @@ func TestForgetHint(t *testing.T) {
 		t.Errorf("hint with nothing stopped: %q", got)
 	}
 }
+
+// A name neither recorded nor with a pidfile (a typo, another --rundir)
+// is unknown to every verb, as to status: exit 4, the closest names
+// given, nothing done to it; the other nodes given are done.
+func TestUnknownNodeEverywhere(t *testing.T) {
+	dir := t.TempDir()
+	recordNodes(t, dir, "web1", "web2")
+	for _, verb := range []string{"status", "stop", "stopwait", "kill"} {
+		code, out, _ := runCLI(t, verb, "web1", "web3", "--rundir", dir)
+		if code != exitUnknown || !strings.Contains(out, "web3: ") || !strings.Contains(out, "unknown node: no record "+filepath.Join(dir, "web3.node")) ||
+			!strings.Contains(out, "did you mean web1 or web2?") || !strings.Contains(out, "web1: ") {
+			t.Errorf("%s web1 web3: exit %d, %q; want 4, web3 unknown, did you mean web1 or web2", verb, code, out)
+		}
+	}
+}

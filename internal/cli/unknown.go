@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"sort"
 	"strings"
 
 	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/multi"
+	"github.com/multi-launcher/multi/nodes"
 )
 
 // errUnknownNode: a name status was given has neither a record nor a
@@ -19,30 +21,48 @@ var errUnknownNode = errors.New("unknown node")
 // nor a pidfile unknown (LSB 4), with the recorded names closest to it:
 // "stopped" would tell someone who mistyped a name that it is down.
 func markUnknown(sts []multi.Status, rundir string) {
+	var ns []nodes.Node
+	for _, s := range sts {
+		if s.State == multi.StateStopped {
+			ns = append(ns, s.Node)
+		}
+	}
+	unknown := unknownNodes(ns, rundir, "status")
+	for i := range sts {
+		if err := unknown[sts[i].Node.Name]; err != nil {
+			sts[i].State, sts[i].Err = multi.StateUnknown, err
+		}
+	}
+}
+
+// unknownNodes returns, by name, the error of each of ns that has neither
+// a record in rundir nor a pidfile, naming the recorded names closest to
+// it, for op: most often a typo, or another --rundir.
+func unknownNodes(ns []nodes.Node, rundir, op string) map[string]error {
+	out := map[string]error{}
 	var recorded []string
 	read := false
-	for i := range sts {
-		s := &sts[i]
-		if s.State != multi.StateStopped {
+	for _, n := range ns {
+		if _, err := record.Read(rundir, n.Name); !errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if _, err := record.Read(rundir, s.Node.Name); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(n.PidFile); !errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if !read {
-			ns, _ := record.ReadAll(rundir)
-			for _, n := range ns {
-				recorded = append(recorded, n.Name)
+			rs, _ := record.ReadAll(rundir)
+			for _, r := range rs {
+				recorded = append(recorded, r.Name)
 			}
 			read = true
 		}
-		err := fmt.Errorf("%w: no record %s and no pidfile %s", errUnknownNode,
-			record.Path(rundir, s.Node.Name), s.Node.PidFile)
-		if near := closestNames(s.Node.Name, recorded); len(near) > 0 {
+		err := fmt.Errorf("%w: no record %s and no pidfile %s", errUnknownNode, record.Path(rundir, n.Name), n.PidFile)
+		if near := closestNames(n.Name, recorded); len(near) > 0 {
 			err = fmt.Errorf("%w; did you mean %s?", err, orList(near))
 		}
-		s.State, s.Err = multi.StateUnknown, &multi.NodeError{Node: s.Node.Name, Op: "status", Err: err}
+		out[n.Name] = &multi.NodeError{Node: n.Name, Op: op, Err: err}
 	}
+	return out
 }
 
 // closestNames are the names nearest to name by edit distance (within a

@@ -132,6 +132,24 @@ func (v lifecycle) run(c *cli.Context, a *call) (int, error) {
 		return exitUsage, err
 	}
 	o := newOutput(c, a)
+	// A name given that is neither recorded nor has a pidfile (a typo,
+	// another --rundir) is unknown, as status says: nothing is done to
+	// it, and the others go on.
+	var unknown map[string]error
+	all := cl
+	if !v.starts && len(a.Names) > 0 {
+		if unknown = unknownNodes(cl.Nodes, cl.RunDir, v.name); len(unknown) > 0 {
+			var known []string
+			for _, n := range cl.Nodes {
+				if unknown[n.Name] == nil {
+					known = append(known, n.Name)
+				}
+			}
+			if cl, err = cl.Only(known...); err != nil {
+				return exitUsage, err
+			}
+		}
+	}
 	opts := multi.RestartOptions{Stop: stopOptions(a), Rolling: a.Rolling || a.MaxUnavailable > 0, MaxUnavailable: a.MaxUnavailable}
 	done := o.progress(v.name, v.waits, cl, &opts.Stop)
 	results, err := v.do(cl, c.Context, opts)
@@ -140,11 +158,32 @@ func (v lifecycle) run(c *cli.Context, a *call) (int, error) {
 		o.interrupted(c, cl, results)
 		return exitOK, nil // Run exits as the signal says
 	}
+	if len(unknown) > 0 {
+		results = withUnknown(all.Nodes, results, unknown)
+	}
 	o.results(results)
-	if err != nil {
+	switch {
+	case len(unknown) > 0:
+		return exitUnknown, nil
+	case err != nil:
 		return exitFailed, nil
 	}
 	return exitOK, nil
+}
+
+// withUnknown is the results of the nodes of ns, those that are unknown
+// (failed with their error) among rs, the others', in ns's order.
+func withUnknown(ns []nodes.Node, rs []multi.Result, unknown map[string]error) []multi.Result {
+	out := make([]multi.Result, 0, len(ns))
+	for _, n := range ns {
+		if err := unknown[n.Name]; err != nil {
+			out = append(out, multi.Result{Node: n, Outcome: multi.Failed, Err: err})
+			continue
+		}
+		out = append(out, rs[0])
+		rs = rs[1:]
+	}
+	return out
 }
 
 // cluster builds the set of nodes and the cluster from a verb's call.
