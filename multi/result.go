@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/fdwait"
 	"github.com/multi-launcher/multi/internal/launch"
 	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/nodes"
@@ -272,7 +273,7 @@ func addErr(was, err error) error {
 // fail makes r a failure of op on its node (Lost for a lost node),
 // with how its process ended where err says.
 func (r *Result) fail(op string, err error) {
-	r.Err = &NodeError{Node: r.Node.Name, Op: op, Err: err}
+	r.Err = &NodeError{Node: r.Node.Name, Op: op, Err: fdwait.Explain(err)}
 	r.Outcome = Failed
 	if errors.Is(err, ErrLost) {
 		r.Outcome = Lost

@@ -112,7 +112,7 @@ func (c *call) stoppedOn(r *Result, op string, sig syscall.Signal, h *pidfile.Ha
 // removeStale removes the pidfile at path if nobody holds it: through h,
 // the pidfile already open, if not nil.
 //
-// It waits, up to fdWait, for a descriptor it needs (the pidfile opened
+// It waits (fdwait) for a descriptor it needs (the pidfile opened
 // again without h, a brief lock through h): under a low RLIMIT_NOFILE
 // those of the other nodes' waits, and of restart's starts, come free as
 // they end.

@@ -5,6 +5,7 @@ import (
 	"runtime"
 
 	"github.com/multi-launcher/multi/internal/cgroup"
+	"github.com/multi-launcher/multi/internal/fdwait"
 	"github.com/multi-launcher/multi/internal/launch"
 
 	"github.com/multi-launcher/multi/internal/ready"
@@ -72,12 +73,18 @@ func (c *call) startAll(ctx context.Context, results []Result, verb func(int) (s
 func (c *call) startBatch(ctx context.Context, cg cgroup.Containment, results []Result, workers int, verb func(int) (string, bool)) {
 	started := make([]*started, len(results))
 	c.each(ctx, results, workers, func(i int, r *Result) {
+		// A start holds descriptors until its node is let go: another
+		// start short of one waits for them (fdwait).
+		release := fdwait.Hold()
 		if _, ok := verb(i); ok {
 			started[i] = c.startOne(ctx, cg, r)
 		}
 		if started[i] == nil {
+			release()
 			c.report(r)
+			return
 		}
+		started[i].release = release
 	})
 	kids := make([]*launch.Child, len(results))
 	for i, s := range started {
@@ -98,6 +105,7 @@ func (c *call) startBatch(ctx context.Context, cg cgroup.Containment, results []
 		case s.letGo:
 			word, _ := verb(i)
 			c.finishStart(&results[i], s, word)
+			s.release()
 			c.report(&results[i])
 			started[i] = nil
 		default:
@@ -114,14 +122,16 @@ func (c *call) startBatch(ctx context.Context, cg cgroup.Containment, results []
 		}
 		word, _ := verb(i)
 		c.finishStart(r, s, word)
+		s.release()
 		c.report(r)
 	})
 }
 
 // started is a node spawned by startOne, not yet let go.
 type started struct {
-	child *launch.Child
-	tx    *startTx // the start's changes, to undo
+	child   *launch.Child
+	tx      *startTx // the start's changes, to undo
+	release func()   // of its descriptors' hold (fdwait.Hold)
 	// notify is the node's notify socket (--ready=notify), readyErr why
 	// its readiness check did not pass, cut why the wait for it was cut
 	// short (the node is left running).

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/internal/cgroup"
+	"github.com/multi-launcher/multi/internal/fdwait"
 	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/internal/safefs"
 
@@ -38,7 +39,8 @@ func (c *call) stopWait(ctx context.Context, results []Result, o stopOpts) {
 	if !c.checkDistinct(o.op, results) {
 		return // a node twice would be waited for under one path
 	}
-	s := &stopWaiter{c: c, stopOpts: o, byPath: map[string]*Result{}, released: map[string]bool{}, ctx: ctx, expired: make(chan struct{})}
+	s := &stopWaiter{c: c, stopOpts: o, byPath: map[string]*Result{}, released: map[string]bool{}, held: map[*Result]func(){},
+		ctx: ctx, expired: make(chan struct{})}
 	// Last, once every node's cgroup is removed.
 	defer removeParents(cgroupParents(results))
 	// Each folder of pidfiles is reached once; every pidfile in it is
@@ -86,6 +88,11 @@ func (c *call) stopWait(ctx context.Context, results []Result, o stopOpts) {
 	for i := range results {
 		r := &results[i]
 		ok, h, pidfd := s.signal(ctx, r)
+		if ok {
+			// Its target holds descriptors until it is final: a removal
+			// short of one waits for them (fdwait).
+			s.hold(r)
+		}
 		if !ok {
 			c.cleanLingering(r, o.op, true)
 			s.final(r)
@@ -163,10 +170,11 @@ func closeTarget(t waiter.Target) {
 type stopWaiter struct {
 	c *call
 	stopOpts
-	mu       sync.Mutex // guards targets, byPath and released
+	mu       sync.Mutex // guards targets, byPath, released and held
 	targets  []waiter.Target
 	byPath   map[string]*Result
 	released map[string]bool
+	held     map[*Result]func() // the descriptors' holds of the targets not final
 	// keep is how many more pidfiles may stay open from signal to removal.
 	keep int
 	// dirs has the pidfiles' folders open; cgroups the cgroup folders of
@@ -212,8 +220,23 @@ func (s *stopWaiter) signal(ctx context.Context, r *Result) (bool, *pidfile.Hand
 	return ok, h, pidfd
 }
 
+// hold counts r's target as holding descriptors, until r is final.
+func (s *stopWaiter) hold(r *Result) {
+	release := fdwait.Hold()
+	s.mu.Lock()
+	s.held[r] = release
+	s.mu.Unlock()
+}
+
 // final is called once r is final.
 func (s *stopWaiter) final(r *Result) {
+	s.mu.Lock()
+	release := s.held[r]
+	delete(s.held, r)
+	s.mu.Unlock()
+	if release != nil {
+		release()
+	}
 	if s.report {
 		s.c.report(r)
 	}

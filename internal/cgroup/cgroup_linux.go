@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/multi-launcher/multi/internal/fdwait"
 	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/internal/safefs"
 )
@@ -59,27 +60,19 @@ func open(path string) (*os.File, error) {
 }
 
 // openNode opens the node's cgroup at path once [Check] has passed. Short
-// of descriptors (a stop's waits under a low RLIMIT_NOFILE), it waits up
-// to fdWait for one, as they come free.
+// of descriptors (a stop's waits under a low RLIMIT_NOFILE), it waits for
+// one while other operations of this process will give some back
+// (fdwait).
 func openNode(path, rundir, name string) (*os.File, error) {
 	if err := Check(path, rundir, name); err != nil {
 		return nil, err
 	}
-	f, err := open(path)
-	deadline := time.Now().Add(fdWait)
-	for delay := time.Millisecond; noFD(err) && time.Now().Before(deadline); delay = min(2*delay, 50*time.Millisecond) {
-		time.Sleep(delay)
+	var f *os.File
+	err := fdwait.Retry(func() (err error) {
 		f, err = open(path)
-	}
+		return err
+	}, nil)
 	return f, err
-}
-
-// fdWait bounds how long an operation waits for a descriptor.
-const fdWait = 30 * time.Second
-
-// noFD reports whether err is EMFILE or ENFILE.
-func noFD(err error) bool {
-	return errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE)
 }
 
 // Join moves this process into the cgroup folder open at dirfd.
@@ -365,7 +358,7 @@ func WaitEmpty(path, rundir, name string, deadline time.Time, done <-chan struct
 		if errors.Is(err, fs.ErrNotExist) {
 			return true, nil
 		}
-		if err != nil && !noFD(err) {
+		if err != nil && !fdwait.Short(err) {
 			return false, err
 		}
 		if err == nil && !t.Populated {

@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/multi-launcher/multi/internal/fdwait"
 	"github.com/multi-launcher/multi/internal/safefs"
 )
 
@@ -241,12 +241,11 @@ func RemoveNode(path, rundir, name string) error {
 		return err
 	}
 	parent := filepath.Dir(path)
-	d, err := safefs.OpenFolder(parent, false)
-	deadline := time.Now().Add(fdWait)
-	for delay := time.Millisecond; noFD(err) && time.Now().Before(deadline); delay = min(2*delay, 50*time.Millisecond) {
-		time.Sleep(delay)
+	var d *safefs.Folder
+	err := fdwait.Retry(func() (err error) {
 		d, err = safefs.OpenFolder(parent, false)
-	}
+		return err
+	}, nil)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/internal/cgroup"
+	"github.com/multi-launcher/multi/internal/fdwait"
 	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/nodes"
@@ -169,18 +170,7 @@ func cgroupLeft(path string) string {
 	return s
 }
 
-// fdWait bounds how long a start waits for a descriptor.
-const fdWait = 30 * time.Second
-
 // RetryFDs runs f, and again while it fails for want of a descriptor
-// (EMFILE, ENFILE), up to fdWait: under a low RLIMIT_NOFILE those that
-// other nodes' starts and waits hold come free as they end.
-func RetryFDs(f func() error) error {
-	err := f()
-	deadline := time.Now().Add(fdWait)
-	for delay := time.Millisecond; (errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)) && time.Now().Before(deadline); delay = min(2*delay, 50*time.Millisecond) {
-		time.Sleep(delay)
-		err = f()
-	}
-	return err
-}
+// and another operation of this process holds some it will give back
+// ([fdwait.Retry]).
+func RetryFDs(f func() error) error { return fdwait.Retry(f, nil) }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/internal/cgroup"
+	"github.com/multi-launcher/multi/internal/fdwait"
 	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/internal/proc"
 
@@ -47,12 +48,13 @@ func Spawn(ctx context.Context, rp *Reaper, n nodes.Node, env []string, lockTime
 		ch, err = spawnStep(ctx, rp, n, env, lockTimeout, self)
 	}
 	// Nothing started for want of a descriptor: which says nothing about
-	// the node; under a low RLIMIT_NOFILE those a concurrent stop's waits
-	// hold (restart) come free as its nodes go.
-	deadline := time.Now().Add(fdWait)
-	for delay := time.Millisecond; isNoFD(err) && time.Now().Before(deadline) && ctx.Err() == nil; delay = min(2*delay, 50*time.Millisecond) {
-		time.Sleep(delay)
-		ch, err = spawnStep(ctx, rp, n, env, lockTimeout, self)
+	// the node; under a low RLIMIT_NOFILE those another start or a stop's
+	// waits hold (restart) come free as they end.
+	if isNoFD(err) && ctx.Err() == nil {
+		err = fdwait.Retry(func() (err error) {
+			ch, err = spawnStep(ctx, rp, n, env, lockTimeout, self)
+			return err
+		}, isNoFD)
 	}
 	done(err == nil)
 	return ch, withLimitHint(err)
