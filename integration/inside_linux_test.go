@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/internal/testutil"
 )
@@ -119,4 +121,68 @@ func TestNodeWithCgroupsOfItsOwn(t *testing.T) {
 			t.Errorf("%s after stopwait: %v; want it removed", d, err)
 		}
 	}
+}
+
+// Nothing is left in the cgroup hierarchy: not the rundir's folder after
+// a start that started nothing, nor a node's folder after it exited on
+// its own under run.
+func TestNoCgroupLeft(t *testing.T) {
+	testutil.NeedRoot(t)
+	if !canCgroup() {
+		t.Skip("no cgroup per node here")
+	}
+	t.Parallel()
+	rundir := t.TempDir()
+	t.Cleanup(func() { killCgroups(rundir) })
+	parent := cgroup.Detect(rundir).Parent // made, to learn it
+	cgroup.RemoveParent(parent)
+	// w0 runs without a cgroup; a start of it finds it running.
+	if code, _, _ := runMulti(t, rundir, []string{"MULTI_CONTAINMENT=session"}, "start", "w0", "--", "sleep", "300"); code != 0 {
+		t.Fatalf("start: exit %d", code)
+	}
+	t.Cleanup(func() { runMulti(t, rundir, nil, "kill", "w0") })
+	if code, out, _ := runMulti(t, rundir, nil, "start", "w0", "--", "sleep", "300"); code != 0 || !strings.Contains(out, "already running") {
+		t.Fatalf("start of w0 running: exit %d, %q", code, out)
+	}
+	if _, err := os.Stat(parent); !os.IsNotExist(err) {
+		t.Errorf("the rundir's cgroup folder %s after a start that started nothing: %v; want it gone", parent, err)
+	}
+
+	// Under run, w1 exits on its own and is left down (--on-exit=ignore).
+	run := exec.Command(binary(t), "run", "w1", "w2", "--on-exit=ignore", "--", "sh", "-c", `[ "$0" = w2 ] && exec sleep 300; exit 3`, "%n")
+	run.Env = append(os.Environ(), "MULTI_RUNDIR="+rundir, "GORACE=atexit_sleep_ms=0")
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- run.Wait() }()
+	t.Cleanup(func() { run.Process.Kill() })
+	var w1 string
+	testutil.PollUntil(t, "w1 to have run and exited, its folder known", func() bool {
+		if w1 == "" {
+			if n, err := record.Read(rundir, "w1"); err == nil {
+				w1 = n.Cgroup
+			}
+		}
+		_, out, _ := runMultiQuiet(t, rundir, "status", "w1")
+		return w1 != "" && !strings.Contains(out, "running")
+	})
+	testutil.PollUntil(t, "w1's cgroup folder "+w1+" to be removed", func() bool {
+		_, err := os.Stat(w1)
+		return os.IsNotExist(err)
+	})
+	run.Process.Signal(syscall.SIGTERM)
+	<-exited
+}
+
+// runMultiQuiet is runMulti that logs nothing: for a poll.
+func runMultiQuiet(t *testing.T, rundir string, args ...string) (int, string, error) {
+	cmd := exec.Command(binary(t), args...)
+	cmd.Env = append(os.Environ(), "MULTI_RUNDIR="+rundir, "GORACE=atexit_sleep_ms=0")
+	out, err := cmd.Output()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code, err = ee.ExitCode(), nil
+	}
+	return code, string(out), err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/launch"
@@ -156,7 +157,15 @@ func (h *runHost) Exited(n nodes.Node, pid int, ws syscall.WaitStatus, onPurpose
 		return h.keep(Result{Node: n, Outcome: Stopped, PID: pid, Exit: exitStatus(ws)})
 	}
 	err := h.Fail(n, &launch.ExitError{Status: ws, Err: fmt.Errorf("%w (%s)", supervise.ErrNodeExited, launch.DescribeExit(ws))})
-	return h.keep(Result{Node: n, Outcome: Failed, PID: pid, Exit: exitStatus(ws), Err: err})
+	r := Result{Node: n, Outcome: Failed, PID: pid, Exit: exitStatus(ws), Err: err}
+	// Its tree is gone (KillTree): its folder goes too; a start of it
+	// again makes it again.
+	if rec, err := record.Read(h.v.rundir(), n.Name); err == nil && rec.Cgroup != "" {
+		r.Node.Cgroup = rec.Cgroup
+		cgroup.WaitEmpty(rec.Cgroup, h.v.rundir(), n.Name, time.Now().Add(failedTreeWait), nil)
+		h.v.removeCgroup(&r, false)
+	}
+	return h.keep(r)
 }
 
 // KillTree KILLs every process in the cgroup n's record says it runs in

@@ -60,8 +60,12 @@ func (c *call) startAll(ctx context.Context, results []Result, verb func(int) (s
 	}
 	defer end()
 	// One containment for the call: a cgroup per node where multi can make
-	// one (see package cgroup).
+	// one (see package cgroup). Its rundir's folder, made to learn that,
+	// goes again if no node is in it at the end (none started).
 	cg := c.containment()
+	if cg.Mode == cgroup.Cgroup {
+		defer cgroup.RemoveParent(cg.Parent)
+	}
 	for lo := 0; lo < len(results); lo += batch {
 		hi := min(lo+batch, len(results))
 		c.startBatch(ctx, cg, results[lo:hi], workers, func(i int) (string, bool) { return verb(lo + i) })

@@ -177,13 +177,15 @@ func removeOpen(dirfd int, name string, fd int) error {
 	if same, err := stillNamed(dirfd, name, fd); err != nil || !same {
 		return cmp.Or(err, errInUse)
 	}
-	err := unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
-	if err == unix.EBUSY || err == unix.ENOTEMPTY {
-		// Folders in it (a node that made cgroups of its own): each
-		// removed first, where empty and idle; a populated one stays.
-		if removeChildren(fd) {
-			err = unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
-		}
+	return unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
+}
+
+// removeNodeOpen is removeOpen of a node's folder: the folders the node
+// made in it (cgroups of its own), where empty and idle, removed first.
+func removeNodeOpen(dirfd int, name string, fd int) error {
+	err := removeOpen(dirfd, name, fd)
+	if (err == unix.EBUSY || err == unix.ENOTEMPTY) && removeChildren(fd) {
+		err = removeOpen(dirfd, name, fd)
 	}
 	return err
 }
@@ -255,7 +257,12 @@ func RemoveNode(path, rundir, name string) error {
 	defer d.Close()
 	// In use (a start of the node makes it again): that start's node
 	// fills it. Populated: the kernel refuses (EBUSY).
-	switch err := removeIdle(int(d.File().Fd()), name); err {
+	fd, err := unix.Openat(int(d.File().Fd()), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err == nil {
+		err = removeNodeOpen(int(d.File().Fd()), name, fd)
+		unix.Close(fd)
+	}
+	switch err {
 	case nil, unix.ENOENT, errInUse:
 		return nil
 	case unix.EBUSY:

@@ -98,7 +98,7 @@ func (p *Parents) Clear(path, rundir, name string) (bool, error) {
 		return clearByPath(path, rundir, name)
 	}
 	defer unix.Close(fd)
-	err = removeOpen(int(dir.Fd()), name, fd)
+	err = removeNodeOpen(int(dir.Fd()), name, fd)
 	switch err {
 	case nil, unix.ENOENT:
 		return true, nil
