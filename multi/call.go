@@ -27,6 +27,10 @@ type call struct {
 	settle time.Duration
 	// clean: a start kills what is left of a node's last tree first.
 	clean bool
+	// startsOwnReport: the starts do not report their results, which the
+	// verb reports itself (a restart, which may start a node again as it
+	// was).
+	startsOwnReport bool
 	// plan is how the call stops its nodes.
 	plan stopPlan
 	// rp is the reaper of the Run under way (see runStart), handed to
@@ -105,6 +109,13 @@ func (c *call) env() []string {
 func (c *call) nodeEnv(n nodes.Node) []string {
 	env := c.env()
 	return append(env[:len(env):len(env)], n.Env...)
+}
+
+// startReport reports a start's result, unless the verb does.
+func (c *call) startReport(r *Result) {
+	if !c.startsOwnReport {
+		c.report(r)
+	}
 }
 
 // report hands a final result to c.Progress, one call at a time across

@@ -2,9 +2,11 @@ package multi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -86,17 +88,45 @@ func (c *call) restartRolling(ctx context.Context, results []Result, k int) {
 
 // restartOne starts the one node of one again, once the process stopped
 // for it (if was) is gone, and reports it.
+//
+// A node that was running, given a new command (or options, folder,
+// environment) that exits at once or is not ready, is started again as
+// it was recorded: a
+// restart with a bad option leaves the node running its old command, and
+// fails saying so.
 func (c *call) restartOne(ctx context.Context, one []Result, was bool) {
+	defer c.report(&one[0])
 	if was {
 		one[0].OldPID = one[0].PID
 		c.awaitGone(ctx, &one[0])
 	}
-	c.startAll(ctx, one, func(int) (string, bool) {
+	word := func(int) (string, bool) {
 		if was {
 			return "restarted", true
 		}
 		return "started", true
-	})
+	}
+	prev, prevErr := record.Read(c.rundir(), one[0].Node.Name)
+	c.startAll(ctx, one, word)
+	r := &one[0]
+	if !was || prevErr != nil || !errors.Is(r.Err, ErrExitedAtOnce) && !errors.Is(r.Err, ErrNotReady) || sameRun(prev, r.Node) || ctx.Err() != nil {
+		return
+	}
+	failed := *r
+	again := []Result{{Node: prev, begun: r.begun, OldPID: r.OldPID}}
+	c.startAll(ctx, again, word)
+	if again[0].Err != nil {
+		return // failed is the answer; how the old command fared is not
+	}
+	r.Node, r.PID, r.Ready, r.Containment = prev, again[0].PID, again[0].Ready, again[0].Containment
+	r.fail("restart", fmt.Errorf("%w; its old command started again (pid %d)", errors.Unwrap(failed.Err), again[0].PID))
+	r.Exit = failed.Exit
+}
+
+// sameRun reports whether a and b run the same command the same way: a
+// start of b would be one of a.
+func sameRun(a, b nodes.Node) bool {
+	return slices.Equal(a.Command, b.Command) && a.Dir == b.Dir && slices.Equal(a.Env, b.Env)
 }
 
 // awaitGone waits, at most pin.GoneWait and while ctx lasts, for the process

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -136,5 +137,48 @@ func TestRestartProgramGoneLeavesNodeRunning(t *testing.T) {
 		if !errors.Is(res[i].Err, multi.ErrCannotRestart) {
 			t.Errorf("%s: %q; want errCannotRestart", n.Name, res[i])
 		}
+	}
+}
+
+// A restart that gives a running node a command that exits at once starts
+// the node again as it was: b1 runs its old command under a new pid, the
+// result fails with the new command's exit, and each node is reported
+// once; b2, unchanged, is just restarted.
+func TestRestartBadCommandStartsOldAgain(t *testing.T) {
+	t.Parallel()
+	c := cluster(t, "", "b1", "b2")
+	c.Settle = 200 * time.Millisecond
+	if _, err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	old := holderOf(t, c.Nodes[0])
+	c.Nodes[0].Command = []string{"sh", "-c", "exit 3"}
+	var mu sync.Mutex
+	reported := map[string]int{}
+	c.Progress = func(r multi.Result) {
+		mu.Lock()
+		defer mu.Unlock()
+		reported[r.Node.Name]++
+	}
+	res, err := c.Restart(t.Context(), multi.RestartOptions{})
+	if !errors.Is(err, multi.ErrExitedAtOnce) {
+		t.Fatalf("Restart: %v; want ErrExitedAtOnce", err)
+	}
+	r := res[0]
+	now := holderOf(t, c.Nodes[0])
+	if r.Outcome != multi.Failed || r.Exit == nil || r.Exit.Code != 3 || now == old || r.PID != now || r.OldPID != old {
+		t.Errorf("b1: %q (exit %+v, pid %d, old %d, holder %d); want failed with exit 3, running again under a new pid", r, r.Exit, r.PID, r.OldPID, now)
+	}
+	if got := r.Err.Error(); !strings.Contains(got, "its old command started again") {
+		t.Errorf("b1: %q; want it to say the node was started again as it was", got)
+	}
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", now)); err == nil && string(b) != "sleep\x00300\x00" {
+		t.Errorf("b1 runs %q; want its old command, sleep 300", b)
+	}
+	if res[1].Outcome != multi.Restarted {
+		t.Errorf("b2: %q; want restarted", res[1])
+	}
+	if reported["b1"] != 1 || reported["b2"] != 1 {
+		t.Errorf("reported %v; want each node once", reported)
 	}
 }

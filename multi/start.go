@@ -54,7 +54,7 @@ func (c *call) startAll(ctx context.Context, results []Result, verb func(int) (s
 			if _, ok := verb(i); ok {
 				results[i].fail("start", err)
 			}
-			c.report(&results[i])
+			c.startReport(&results[i])
 		}
 		return
 	}
@@ -85,7 +85,7 @@ func (c *call) startBatch(ctx context.Context, cg cgroup.Containment, results []
 		}
 		if started[i] == nil {
 			release()
-			c.report(r)
+			c.startReport(r)
 			return
 		}
 		started[i].release = release
@@ -110,7 +110,7 @@ func (c *call) startBatch(ctx context.Context, cg cgroup.Containment, results []
 			word, _ := verb(i)
 			c.finishStart(&results[i], s, word)
 			s.release()
-			c.report(&results[i])
+			c.startReport(&results[i])
 			started[i] = nil
 		default:
 			rest = true
@@ -127,7 +127,7 @@ func (c *call) startBatch(ctx context.Context, cg cgroup.Containment, results []
 		word, _ := verb(i)
 		c.finishStart(r, s, word)
 		s.release()
-		c.report(r)
+		c.startReport(r)
 	})
 }
 

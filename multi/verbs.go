@@ -99,6 +99,7 @@ func (c *Cluster) Send(ctx context.Context, sig syscall.Signal, o StopOptions) (
 // node down is just started); a rolling one halts at a node not up.
 func (c *Cluster) Restart(ctx context.Context, o RestartOptions) ([]Result, error) {
 	v := c.call(o.Stop.plan())
+	v.startsOwnReport = true // restartOne reports each start
 	results := v.treeResults()
 	if !v.checkDistinct("restart", results) || !v.checkFiles("restart", results) || !v.checkRecords("restart", results) || !v.makeRunDir("restart", results) {
 		// Nothing could be started again: nothing is stopped either.
