@@ -240,7 +240,7 @@ func setOnExit(f *flags, v string) error {
 
 // flagAll: without names, every recorded node rather than this project's
 // (the nodes started in this working folder).
-var flagAll = boolean(cli.BoolFlag{Name: "all", Usage: "without NODES, every recorded node, not only those started in this working folder (this project's)"}, func(f *flags) *bool { return &f.All })
+var flagAll = boolean(cli.BoolFlag{Name: "all", Usage: "without NODES or with a count, every recorded node, not only those started in this working folder (this project's)"}, func(f *flags) *bool { return &f.All })
 
 // setMaxUnavailable takes --max-unavailable's K, a count from 1.
 func setMaxUnavailable(f *flags, v string) error {

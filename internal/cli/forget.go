@@ -133,4 +133,4 @@ const forgetLockWait = 15 * time.Second
 
 // forgetGrammar: without names, every stopped node of this project (see
 // projectNames); those still running are kept.
-var forgetGrammar = grammar{}
+var forgetGrammar = grammar{project: true}

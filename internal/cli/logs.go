@@ -33,7 +33,7 @@ truncation (logrotate's copytruncate), until Ctrl-C.
    multi logs -n 100       # this project's nodes: the last 100 lines of each
    multi logs w1 w2 -f     # until Ctrl-C`,
 		Flags: common(flagLogfile, flagRundir, flagLines, flagFollow, flagAll),
-	}, grammar{}, func(c *cli.Context, a *call) (int, error) {
+	}, grammar{project: true}, func(c *cli.Context, a *call) (int, error) {
 		ns, err := resolve(c, a)
 		if err != nil {
 			return exitUsage, err

@@ -28,6 +28,9 @@ type grammar struct {
 	starts bool
 	// names: the verb needs at least one node name.
 	names bool
+	// project: the verb acts on recorded nodes, so a count reaches this
+	// project's only (see otherProjects).
+	project bool
 }
 
 // A call is what a verb is given: its command line parsed with multi's

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/nodes"
+	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/urfave/cli/v2"
 )
 
@@ -38,17 +40,9 @@ func projectNames(c *cli.Context, rundir, wd string, skipped func(error)) ([]str
 		}
 	}
 	var names, others []string
-	here, _ := os.Stat(wd)
-	same := map[string]bool{} // by recorded folder
+	mine := project(wd)
 	for _, n := range recs {
-		if _, seen := same[n.Dir]; !seen && here != nil && n.Dir != wd && n.Dir != "" {
-			// One folder reached by two paths (a link on the way).
-			st, err := os.Stat(n.Dir)
-			same[n.Dir] = err == nil && os.SameFile(st, here)
-		}
-		if n.Dir == wd || n.Dir == "" || same[n.Dir] {
-			// No folder recorded (a library caller's node): no project
-			// can tell, so every project's.
+		if mine(n.Dir) {
 			names = append(names, n.Name+"@"+n.Host)
 		} else if !slices.Contains(others, n.Dir) {
 			others = append(others, n.Dir)
@@ -62,6 +56,80 @@ func projectNames(c *cli.Context, rundir, wd string, skipped func(error)) ([]str
 	}
 	return nil, usage(c, fmt.Errorf("%w, and none of the %d recorded in %s was started in %s, this project's folder (they were in %s): give their names, or --all for every recorded node",
 		nodes.ErrNoNodes, len(recs), rundir, nodes.Printable(wd), strings.Join(others, ", ")))
+}
+
+// project returns whether a node recorded with the folder dir is of the
+// project in the folder wd: the same folder, reached by the same path or
+// another (a link on the way), or no folder recorded (a library caller's
+// node, which no project can tell, so every project's).
+func project(wd string) func(dir string) bool {
+	here, _ := os.Stat(wd)
+	same := map[string]bool{}
+	return func(dir string) bool {
+		if dir == wd || dir == "" {
+			return true
+		}
+		if _, seen := same[dir]; !seen {
+			st, err := os.Stat(dir)
+			same[dir] = err == nil && here != nil && os.SameFile(st, here)
+		}
+		return same[dir]
+	}
+}
+
+// otherProjects keeps a verb in its project when it was given a count
+// (celery's "multi start 3"): the names a count expands to were not
+// given, so a node of another project's (recorded as started in another
+// folder) is not reached by them, but refused, nothing done (--all
+// reaches them). A start given a command for a node another project
+// has recorded, not running, is named: it goes on, and says whose
+// record it replaces.
+func otherProjects(c *cli.Context, a *call, rundir, wd string, ns []nodes.Node) error {
+	counted := a.project && len(a.Names) == 1 && isCount(a.Names[0])
+	if !counted && !(a.starts && a.HasCommand) {
+		return nil
+	}
+	if rundir == "" {
+		rundir = nodes.DefaultRunDir()
+	}
+	mine := project(wd)
+	var theirs, dirs []string
+	for _, n := range ns {
+		rec, err := record.Read(rundir, n.Name)
+		if err != nil || mine(rec.Dir) {
+			continue
+		}
+		switch {
+		case counted && !a.All:
+			theirs = append(theirs, n.Name)
+			if d := nodes.Printable(rec.Dir); !slices.Contains(dirs, d) {
+				dirs = append(dirs, d)
+			}
+		case a.starts && a.HasCommand:
+			if info, err := pidfile.Inspect(n.PidFile); err == nil && info.State != pidfile.Running {
+				fmt.Fprintf(c.App.ErrWriter, "multi %s: warning: %s was recorded as started in %s (another project's, not running); this start records it for %s\n",
+					c.Command.Name, n.Name, nodes.Printable(rec.Dir), nodes.Printable(wd))
+			}
+		}
+	}
+	if len(theirs) == 0 {
+		return nil
+	}
+	return usage(c, fmt.Errorf("%s of the count %s %s another project's, started in %s, not in %s: name them to reach them, count with another --range-prefix, or give this project its own --rundir; nothing done",
+		strings.Join(theirs, ", "), a.Names[0], are(len(theirs)), strings.Join(dirs, ", "), nodes.Printable(wd)))
+}
+
+func are(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
+// isCount reports whether a lone NODES word is celery's count ("3").
+func isCount(s string) bool {
+	_, err := strconv.Atoi(s)
+	return err == nil && strings.Trim(s, "0123456789") == ""
 }
 
 // errStartNoNames: a start without names starts the recorded nodes as

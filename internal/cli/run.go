@@ -80,7 +80,7 @@ STOPPING=1 go to $NOTIFY_SOCKET (systemd Type=notify).
 }
 
 // runGrammar: run starts nodes and stops them on a signal.
-var runGrammar = grammar{signal: true, endsNodes: true, forward: true, starts: true, names: true}
+var runGrammar = grammar{signal: true, endsNodes: true, forward: true, starts: true, names: true, project: true}
 
 // logfileGiven reports whether a logfile was given, for all nodes or one.
 func logfileGiven(a *call) bool {

@@ -38,7 +38,7 @@ Status in README's JSON schema: pid is the process the state is about
    multi status
    multi status w1 w2 --json`,
 		Flags: common(flagPidfile, flagLogfile, flagRundir, flagJSON, flagAll, flagStatusReady, flagReadyTimeout.help("a running node failing its check is starting while younger than `DURATION`, then unready", "60s")),
-	}, grammar{}, func(c *cli.Context, a *call) (int, error) {
+	}, grammar{project: true}, func(c *cli.Context, a *call) (int, error) {
 		cl, err := cluster(c, a)
 		if err != nil {
 			return exitUsage, err

@@ -61,7 +61,7 @@ that is down. A node running another command than the one given: FAILED.
    multi start w1 --self-lock -- mygonode
    multi start`,
 		flags:   common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle, flagEnv, flagAll, flagReady, flagReadyTimeout, flagClean, flagKillMode),
-		grammar: grammar{forward: true, starts: true},
+		grammar: grammar{forward: true, starts: true, project: true},
 		do:      start}
 	verbStop = lifecycle{name: "stop", usage: "send a signal (default TERM) and return",
 		usageText: "multi stop [flags] [NODES...] [-SIGNAL]",
@@ -73,7 +73,7 @@ folder; --all: every recorded node).
    multi stop w1 -HUP
    multi stop --group -KILL`,
 		flags:   common(flagPidfile, flagLogfile, flagRundir, flagGroup, flagLost, flagAll),
-		grammar: grammar{signal: true},
+		grammar: grammar{signal: true, project: true},
 		do:      stop}
 	verbStopWait = lifecycle{name: "stopwait", usage: "send a signal, wait until each node's lock is released, remove the pidfiles",
 		usageText: "multi stopwait [flags] [NODES...] [-SIGNAL]",
@@ -85,16 +85,17 @@ nodes still running then get SIGKILL.
    multi stopwait w1 w2 --timeout=30s
    multi stopwait 3 -INT --wait=notify`,
 		flags:   common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagLost, flagAll),
-		grammar: grammar{signal: true, endsNodes: true},
+		grammar: grammar{signal: true, endsNodes: true, project: true},
 		waits:   true,
 		do:      stopWait}
 	verbKill = lifecycle{name: "kill", usage: "send KILL, wait until each node's lock is released, remove the pidfiles",
 		usageText: "multi kill [flags] [NODES...]",
 		description: `   multi kill w1
    multi kill --group`,
-		flags: common(flagPidfile, flagLogfile, flagRundir, flagWait, flagGroup, flagLost, flagAll),
-		waits: true,
-		do:    kill}
+		flags:   common(flagPidfile, flagLogfile, flagRundir, flagWait, flagGroup, flagLost, flagAll),
+		grammar: grammar{project: true},
+		waits:   true,
+		do:      kill}
 	verbRestart = lifecycle{name: "restart", usage: "signal nodes, and start each again with its recorded command as soon as it is down",
 		usageText: "multi restart [flags] [NODES...] [-SIGNAL] [OPTIONS] [-- COMMAND [ARG...]]",
 		description: `Check that each node's command can start again (folder present, program
@@ -110,7 +111,7 @@ this command's environment, not the one it was first started with.
    multi restart w2 --timeout=10s
    multi restart w1 -c 8`,
 		flags:   common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagSettle, flagLost, flagRolling, flagEnv, flagAll, flagReady, flagReadyTimeout, flagMaxUnavailable),
-		grammar: grammar{signal: true, endsNodes: true, forward: true, starts: true},
+		grammar: grammar{signal: true, endsNodes: true, forward: true, starts: true, project: true},
 		do:      (*multi.Cluster).Restart}
 )
 
@@ -285,6 +286,11 @@ func resolve(c *cli.Context, a *call) ([]nodes.Node, error) {
 	ns, err := record.Resolve(spec, a.AllowSharedFolders, skipped)
 	if err != nil {
 		return nil, usage(c, err)
+	}
+	if wdErr == nil && !a.AllowSharedFolders {
+		if err := otherProjects(c, a, spec.RunDir, wd, ns); err != nil {
+			return nil, err
+		}
 	}
 	if a.starts {
 		// A record too large to read back would lose the node: refused
