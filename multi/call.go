@@ -53,6 +53,9 @@ func (c *Cluster) call(p stopPlan) *call {
 	settle := c.Settle
 	if settle == 0 {
 		settle = DefaultSettle
+		if slices.ContainsFunc(c.Nodes, nodes.Node.Celery) {
+			settle = CelerySettle
+		}
 	}
 	return &call{Cluster: c, settle: max(settle, 0), clean: c.Clean, plan: p}
 }

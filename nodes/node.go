@@ -43,10 +43,12 @@ type Node struct {
 	// LogFile is the absolute path its stdout and stderr are appended to.
 	LogFile string `json:"logfile"`
 	// Command is the node's argv, expanded: the command given, then the
-	// options for it. It may be empty for verbs that start nothing.
+	// options for it (celery's global options right after the celery
+	// word: see [Node.WithOptions]). It may be empty for verbs that
+	// start nothing.
 	Command []string `json:"command,omitempty"`
-	// Options is the tail of Command that came from options given to multi
-	// (celery's worker options), so that a restart can replace them.
+	// Options are the words of Command that came from options given to
+	// multi (celery's worker options), so that a restart can replace them.
 	Options []string `json:"options,omitempty"`
 	// Dir is the node's working directory; "" means the caller's.
 	Dir string `json:"dir,omitempty"`

@@ -263,9 +263,7 @@ func (s Spec) nodesFrom(first int) ([]Node, error) {
 			}
 			n.Options = append(n.Options, words...)
 		}
-		if len(n.Command) > 0 {
-			n.Command = append(n.Command, n.Options...)
-		}
+		n.Command = placeOptions(n.Command, n.Options)
 	}
 	return out, nil
 }

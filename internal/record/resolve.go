@@ -119,8 +119,7 @@ func Resolve(s nodes.Spec, allowShared bool, skipped func(error)) ([]nodes.Node,
 			ns[i].Command, ns[i].Options = rec.Command, rec.Options
 			continue
 		}
-		base := rec.Command[:len(rec.Command)-len(rec.Options)]
-		ns[i].Command = append(append([]string{}, base...), ns[i].Options...)
+		ns[i].Command = rec.WithOptions(ns[i].Options).Command
 	}
 	return ns, nil
 }
