@@ -5,13 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/multi-launcher/multi/internal/pin"
+	"github.com/multi-launcher/multi/internal/proc"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/urfave/cli/v2"
@@ -304,6 +309,92 @@ func (o *output) progress(verb string, waits bool, c *multi.Cluster, so *multi.S
 		close(stop)
 		<-stopped
 		p.clear()
+	}
+}
+
+// stillWaitingAfter is when a verb that waits, not on a terminal, first
+// says what it still waits for; stillWaitingEvery how often after.
+var stillWaitingAfter, stillWaitingEvery = 5 * time.Second, 30 * time.Second
+
+// stillWaiting makes a verb that signals and waits (stopwait, kill,
+// restart) say on stderr, when it shows no progress line (not on a
+// terminal, TERM=dumb, --json), what it still waits for after 5 s and
+// every 30 s after: the nodes signalled and not yet down, with their
+// pids, and how to end the wait. A wait is never silent. It chains
+// c.Progress and so.Signalled, and returns the function that ends it.
+func (o *output) stillWaiting(verb string, c *multi.Cluster, so *multi.StopOptions) (stop func()) {
+	if o.quiet || o.tty && !o.dumb && !o.json {
+		return func() {}
+	}
+	var mu sync.Mutex
+	pending := map[string]int{} // signalled, not yet done: name to pid
+	index := map[string]int{}
+	for i, n := range c.Nodes {
+		index[n.Name] = i
+	}
+	progress, signalled := c.Progress, so.Signalled
+	c.Progress = func(r multi.Result) {
+		mu.Lock()
+		delete(pending, r.Node.Name)
+		mu.Unlock()
+		if progress != nil {
+			progress(r)
+		}
+	}
+	so.Signalled = func(r multi.Result) {
+		mu.Lock()
+		pending[r.Node.Name] = r.PID
+		mu.Unlock()
+		if signalled != nil {
+			signalled(r)
+		}
+	}
+	hint := "Ctrl-C leaves them running"
+	switch {
+	case so.Signal != syscall.SIGKILL && so.Timeout > 0:
+		hint = "KILL at --timeout, " + hint
+	case so.Signal != syscall.SIGKILL:
+		hint = "--timeout=DURATION would KILL what is left, " + hint
+	}
+	begin := time.Now()
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTimer(stillWaitingAfter)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			mu.Lock()
+			for n, pid := range pending {
+				// Down but not yet reported: a restart starts it
+				// again, its result comes after (a zombie is down).
+				if st, err := proc.Read(pid); errors.Is(err, fs.ErrNotExist) || err == nil && st.Gone() {
+					delete(pending, n)
+				}
+			}
+			names := slices.SortedFunc(maps.Keys(pending), func(a, b string) int { return index[a] - index[b] })
+			list := make([]string, 0, min(len(names), 10))
+			for _, n := range names[:min(len(names), 10)] {
+				list = append(list, fmt.Sprintf("%s (pid %d)", n, pending[n]))
+			}
+			if len(names) > 10 {
+				list = append(list, fmt.Sprintf("and %d more", len(names)-10))
+			}
+			mu.Unlock()
+			if len(list) > 0 {
+				fmt.Fprintf(o.errw, "multi %s: still waiting after %s for %d of %d to end: %s; %s\n",
+					verb, time.Since(begin).Round(time.Second), len(names), len(c.Nodes), strings.Join(list, ", "), hint)
+			}
+			t.Reset(stillWaitingEvery)
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
 	}
 }
 

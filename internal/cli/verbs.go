@@ -1,14 +1,17 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
@@ -152,8 +155,22 @@ func (v lifecycle) run(c *cli.Context, a *call) (int, error) {
 		}
 	}
 	opts := multi.RestartOptions{Stop: stopOptions(a), Rolling: a.Rolling || a.MaxUnavailable > 0, MaxUnavailable: a.MaxUnavailable}
+	if opts.Stop.Group && opts.Stop.Signal != syscall.SIGKILL {
+		for _, n := range cl.Nodes {
+			if n.Celery() {
+				fmt.Fprintf(c.App.ErrWriter, "multi %s: warning: --group signals %s's whole process group: a celery worker's prefork pool children get %s too and drop their tasks at once, and the worker's own shutdown may hang; without --group celery stops its pool itself\n",
+					v.name, n.Name, pin.SignalName(cmp.Or(opts.Stop.Signal, syscall.SIGTERM)))
+				break
+			}
+		}
+	}
 	done := o.progress(v.name, v.waits, cl, &opts.Stop)
+	quiet := func() {}
+	if v.waits || v.endsNodes {
+		quiet = o.stillWaiting(v.name, cl, &opts.Stop)
+	}
 	results, err := v.do(cl, c.Context, opts)
+	quiet()
 	done()
 	if wasInterrupted(c.Context) {
 		o.interrupted(c, cl, results)
