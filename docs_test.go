@@ -414,7 +414,7 @@ func TestDocsCheckFails(t *testing.T) {
 	}
 	good := "```\nmulti/\n  verbs.go   Cluster.StopWait, CheckPID\n```\n" +
 		"`multi/verbs.go`, `waiter/fds_*.go`, `SignalKeep`, `Spec.Nodes`, `pidfile.OpenForChild`, `(*Cluster).Start`, `multi/`, `exec.Cmd`\n"
-	table := "| `waiter` | waiting | nothing |\n| `nosuch` | x | nothing |\n| `multi` | x | `internal/cgroup`, `internal/fdwait`, `internal/launch`, `internal/pin`, `internal/proc`, `internal/ready`, `internal/record`, `internal/runtag`, `internal/safefs`, `internal/supervise`, `nodes`, `nodes/pidfile`, `waiter` |\n"
+	table := "| `waiter` | waiting | nothing |\n| `nosuch` | x | nothing |\n| `multi` | x | `internal/celery`, `internal/cgroup`, `internal/fdwait`, `internal/launch`, `internal/pin`, `internal/proc`, `internal/ready`, `internal/record`, `internal/runtag`, `internal/safefs`, `internal/supervise`, `nodes`, `nodes/pidfile`, `waiter` |\n"
 	if errs := checkImports(d, table); len(errs) != 2 {
 		t.Errorf("a table with waiter importing nothing and a package that does not exist: %v, want 2 errors", errs)
 	}

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/celery"
 	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/launch"
 	"github.com/multi-launcher/multi/internal/record"
@@ -53,8 +54,8 @@ func (c *Cluster) call(p stopPlan) *call {
 	settle := c.Settle
 	if settle == 0 {
 		settle = DefaultSettle
-		if slices.ContainsFunc(c.Nodes, nodes.Node.Celery) {
-			settle = CelerySettle
+		if slices.ContainsFunc(c.Nodes, func(n nodes.Node) bool { return celery.Is(n.Command) }) {
+			settle = celery.Settle
 		}
 	}
 	return &call{Cluster: c, settle: max(settle, 0), clean: c.Clean, plan: p}

@@ -76,9 +76,3 @@ func (e *NodeError) Unwrap() error { return e.Err }
 
 // DefaultSettle is the settle window when [Cluster.Settle] is zero.
 const DefaultSettle = 300 * time.Millisecond
-
-// CelerySettle is the settle window when [Cluster.Settle] is zero and a
-// node runs celery ([nodes.Node.Celery]): a celery worker given an option
-// or app it cannot use exits about a second after its start, after
-// Python has imported celery.
-const CelerySettle = 3 * time.Second

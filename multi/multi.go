@@ -48,8 +48,7 @@ type Cluster struct {
 	Detach bool
 	// Settle is the settle window: Start fails each node it started that
 	// exits within it (with its exit status and last log lines); 0 means
-	// [DefaultSettle] ([CelerySettle] when a node runs celery), negative
-	// none.
+	// [DefaultSettle] (3 s for celery's worker, beat...), negative none.
 	Settle time.Duration
 	// ReadyTimeout bounds how long Start waits for a node with a
 	// readiness check ([nodes.Node.Ready]) to pass it, then stops it

@@ -43,9 +43,9 @@ type Node struct {
 	// LogFile is the absolute path its stdout and stderr are appended to.
 	LogFile string `json:"logfile"`
 	// Command is the node's argv, expanded: the command given, then the
-	// options for it (celery's global options right after the celery
-	// word: see [Node.WithOptions]). It may be empty for verbs that
-	// start nothing.
+	// options for it (celery's global options, -A and the like, right
+	// after the word celery). It may be empty for verbs that start
+	// nothing.
 	Command []string `json:"command,omitempty"`
 	// Options are the words of Command that came from options given to
 	// multi (celery's worker options), so that a restart can replace them.

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/multi-launcher/multi/internal/celery"
 )
 
 // A Spec describes a set of nodes before expansion: the names as the user
@@ -263,7 +265,7 @@ func (s Spec) nodesFrom(first int) ([]Node, error) {
 			}
 			n.Options = append(n.Options, words...)
 		}
-		n.Command = placeOptions(n.Command, n.Options)
+		n.Command = celery.Place(n.Command, n.Options)
 	}
 	return out, nil
 }

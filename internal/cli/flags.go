@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/celery"
 	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
@@ -154,7 +155,7 @@ var (
 	flagRundir  = path(cli.StringFlag{Name: "rundir", Usage: "`DIR` of default pidfiles, logfiles and node records", EnvVars: []string{"MULTI_RUNDIR"}, DefaultText: "/run/multi as root, else $XDG_RUNTIME_DIR/multi or /tmp/multi-UID"}, func(f *flags) *string { return &f.RunDir })
 	flagTimeout = duration(cli.StringFlag{Name: "timeout", Usage: "after `DURATION` (10s, 1m, or seconds) nodes still running get SIGKILL", DefaultText: "wait forever"}, func(f *flags) *time.Duration { return &f.Timeout })
 	flagWait    = &valueFlag{StringFlag: &cli.StringFlag{Name: "wait", Usage: "how to wait for locks to be released: `MODE` poll, or notify (fsnotify and pidfd wake-ups)", Value: "poll"}, set: setWait}
-	flagSettle  = &valueFlag{StringFlag: &cli.StringFlag{Name: "settle", Usage: "a node that exits within `DURATION` of its start has FAILED; paid once per batch; 0: no window", DefaultText: multi.DefaultSettle.String() + ", " + multi.CelerySettle.String() + " for a celery command"}, set: setSettle}
+	flagSettle  = &valueFlag{StringFlag: &cli.StringFlag{Name: "settle", Usage: "a node that exits within `DURATION` of its start has FAILED; paid once per batch; 0: no window", DefaultText: multi.DefaultSettle.String() + ", " + celery.Settle.String() + " for a celery command"}, set: setSettle}
 	flagLost    = boolean(cli.BoolFlag{Name: "lost", Usage: "also signal a lost node (its lock gone, its recorded process running), through a pidfd after checking its start time"}, func(f *flags) *bool { return &f.Lost })
 	flagRolling = boolean(cli.BoolFlag{Name: "rolling", Usage: "restart one node at a time, each up again before the next is signalled (never two down at once)"}, func(f *flags) *bool { return &f.Rolling })
 	flagGroup   = boolean(cli.BoolFlag{Name: "group", Usage: "signal each node's whole process group, so what it forked gets the signal too"}, func(f *flags) *bool { return &f.Group })

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/multi-launcher/multi/internal/celery"
 	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/internal/record"
 	"github.com/multi-launcher/multi/multi"
@@ -157,7 +158,7 @@ func (v lifecycle) run(c *cli.Context, a *call) (int, error) {
 	opts := multi.RestartOptions{Stop: stopOptions(a), Rolling: a.Rolling || a.MaxUnavailable > 0, MaxUnavailable: a.MaxUnavailable}
 	if opts.Stop.Group && opts.Stop.Signal != syscall.SIGKILL {
 		for _, n := range cl.Nodes {
-			if n.Celery() {
+			if celery.Is(n.Command) {
 				fmt.Fprintf(c.App.ErrWriter, "multi %s: warning: --group signals %s's whole process group: a celery worker's prefork pool children get %s too and drop their tasks at once, and the worker's own shutdown may hang; without --group celery stops its pool itself\n",
 					v.name, n.Name, pin.SignalName(cmp.Or(opts.Stop.Signal, syscall.SIGTERM)))
 				break

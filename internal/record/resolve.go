@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/multi-launcher/multi/internal/celery"
 	"github.com/multi-launcher/multi/internal/safefs"
 	"github.com/multi-launcher/multi/nodes"
 )
@@ -119,7 +120,7 @@ func Resolve(s nodes.Spec, allowShared bool, skipped func(error)) ([]nodes.Node,
 			ns[i].Command, ns[i].Options = rec.Command, rec.Options
 			continue
 		}
-		ns[i].Command = rec.WithOptions(ns[i].Options).Command
+		ns[i].Command = celery.Place(celery.Base(rec.Command, rec.Options), ns[i].Options)
 	}
 	return ns, nil
 }

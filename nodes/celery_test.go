@@ -1,7 +1,6 @@
 package nodes_test
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
@@ -40,41 +39,5 @@ func TestCeleryGlobalOptionsPlaced(t *testing.T) {
 		if got := strings.Join(ns[0].Command, " "); got != tc.want {
 			t.Errorf("%s with %v:\n got %s\nwant %s", tc.command, tc.opts, got, tc.want)
 		}
-		// A restart's new options replace these, wherever they went.
-		n := ns[0].WithOptions([]string{"--app=other", "-c", "8"})
-		if got, want := strings.Join(n.Command, " "), again(tc.command, "--app=other", "-c", "8"); got != want {
-			t.Errorf("%s, options replaced:\n got %s\nwant %s", tc.want, got, want)
-		}
-		if !slices.Equal(n.Options, []string{"--app=other", "-c", "8"}) {
-			t.Errorf("options %q", n.Options)
-		}
-	}
-}
-
-// again is command with the options placed by hand: --app after the
-// celery word of a celery command, the rest at its end.
-func again(command string, opts ...string) string {
-	switch command {
-	case "celery worker":
-		return "celery --app=other worker -c 8"
-	case "python3 -m celery worker":
-		return "python3 -m celery --app=other worker -c 8"
-	case "sudo -u celery /venv/bin/celery beat":
-		return "sudo -u celery /venv/bin/celery --app=other beat -c 8"
-	case "celery -A proj worker":
-		return "celery --app=other -A proj worker -c 8"
-	}
-	return command + " " + strings.Join(opts, " ")
-}
-
-// A record whose command simply ends in its options still gives its
-// command back.
-func TestWithOptionsTailRecord(t *testing.T) {
-	n := nodes.Node{Command: []string{"celery", "worker", "-A", "proj"}, Options: []string{"-A", "proj"}}
-	if got := strings.Join(n.WithOptions([]string{"-A", "p2", "-c", "2"}).Command, " "); got != "celery -A p2 worker -c 2" {
-		t.Errorf("got %s; want celery -A p2 worker -c 2", got)
-	}
-	if got := strings.Join(n.WithOptions(nil).Command, " "); got != "celery worker" {
-		t.Errorf("got %s; want celery worker", got)
 	}
 }
