@@ -4,7 +4,7 @@ BIN := bin/multi
 
 PREFIX ?= /usr/local
 
-.PHONY: build test test-arm64 test-contrib vet vet-cross fmt-check demo clean fuzz bench install
+.PHONY: build test test-checks test-arm64 test-contrib vet vet-cross vet-windows vet-darwin vet-freebsd vet-linux-arm64 fmt-check demo clean fuzz bench install
 
 # --version names the commit: the go command records it itself (not in a git
 # worktree, nor with GOFLAGS=-buildvcs=false), so make passes it too.
@@ -20,16 +20,18 @@ TAGS := urfave_cli_no_docs
 build:
 	$(GO) build -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) .
 
+# With make test's build flags (tags, -race): go vet then compiles the very
+# packages go test runs, once, and go test need not vet them again.
 vet:
-	$(GO) vet ./...
+	$(GO) vet -tags '$(TAGS)' $(RACE) ./...
 
 # The code builds on every Unix and on Windows: so must its tests. linux/arm64
 # has no fork path (its vfork is amd64 assembly): every start there takes
-# the exec step.
-vet-cross:
-	GOOS=windows $(GO) vet ./...
-	GOOS=darwin $(GO) vet ./...
-	GOOS=freebsd $(GO) vet ./...
+# the exec step. One target per system, so that make -j vets them side by side.
+vet-cross: vet-windows vet-darwin vet-freebsd vet-linux-arm64
+vet-windows vet-darwin vet-freebsd:
+	GOOS=$(@:vet-%=%) $(GO) vet ./...
+vet-linux-arm64:
 	GOOS=linux GOARCH=arm64 $(GO) vet ./...
 
 fmt-check:
@@ -38,23 +40,35 @@ fmt-check:
 # -race needs cgo and a C compiler; without them make test runs without it, and says so.
 RACE := $(shell [ "$$($(GO) env CGO_ENABLED)" = 1 ] && command -v "$$($(GO) env CC)" >/dev/null 2>&1 && echo -race)
 
-# vet (here and for other systems), gofmt, then every test with the race detector when there is a
-# C compiler (the integration scripts then build and drive a race-enabled binary too).
-test: vet vet-cross fmt-check test-contrib
+# make test, CI's fast gate. First the checks (the contrib recipes, vet
+# here and for the other systems, gofmt), CHECK_JOBS at a time, each one's
+# output printed whole when it ends; then every test with the race
+# detector when there is a C compiler (the integration scripts then build
+# and drive a race-enabled binary too), with nothing else running: some
+# tests count time. go test does not vet again: make vet did, with the
+# same flags. TESTFLAGS go to go test (-run, -v, -parallel ...).
+TEST_CHECKS := test-contrib vet vet-cross fmt-check
+CHECK_JOBS ?= 2
+test:
+	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) --output-sync=target test-checks
 	@[ -n "$(RACE)" ] || echo "make test: -race needs cgo and a C compiler (CGO_ENABLED=$$($(GO) env CGO_ENABLED), CC=$$($(GO) env CC)): running the tests WITHOUT the race detector"
-	$(GO) test -tags '$(TAGS)' $(RACE) -count=1 ./...
+	$(GO) test -tags '$(TAGS)' $(RACE) -vet=off -count=1 $(TESTFLAGS) ./...
+test-checks: $(TEST_CHECKS)
 
-# Every test again on linux/arm64, under qemu-user (installs nothing; as
-# root, registers qemu-aarch64 with binfmt_misc if needed): see
-# testdata/test-arm64.sh and docs/reliability.md, "arm64 under qemu".
+# CI's slow stage: the tests of the packages whose behaviour differs by
+# architecture (internal/launch, internal/step, internal/engine while it
+# is there, multi, integration) again on linux/arm64, under qemu-user
+# (installs nothing; as root, registers qemu-aarch64 with binfmt_misc if
+# needed): see testdata/test-arm64.sh and docs/reliability.md, "arm64
+# under qemu". make test-arm64 ARM64_PKGS=./... runs every package's.
 test-arm64:
-	@GO=$(GO) bash testdata/test-arm64.sh
+	@GO=$(GO) ARM64_PKGS='$(ARM64_PKGS)' bash testdata/test-arm64.sh
 
 # The recipes in contrib/ (Kubernetes, Nomad) checked offline against the
 # real API types, in a module of its own so that multi's go.mod stays as it
 # is (fetches k8s.io/api and hcl through the Go module proxy once).
 test-contrib:
-	cd contrib/manifests && $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd contrib/manifests && $(GO) vet ./... && $(GO) test -vet=off -count=1 ./...
 
 demo: build
 	@bash testdata/demo.sh $(BIN)
