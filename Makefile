@@ -22,8 +22,10 @@ build:
 
 # With make test's build flags (tags, -race): go vet then compiles the very
 # packages go test runs, once, and go test need not vet them again.
+# The programs under testdata folders (which ./... leaves out) too.
+TESTDATA_PROGS := ./integration/testdata/orchestrator ./integration/testdata/selfnode ./testdata/bench/driver ./testdata/bench/readynode ./testdata/sigdfl
 vet:
-	$(GO) vet -tags '$(TAGS)' $(RACE) ./...
+	$(GO) vet -tags '$(TAGS)' $(RACE) ./... $(TESTDATA_PROGS)
 
 # The code builds on every Unix and on Windows: so must its tests. linux/arm64
 # has no fork path (its vfork is amd64 assembly): every start there takes
@@ -56,8 +58,7 @@ test:
 test-checks: $(TEST_CHECKS)
 
 # CI's slow stage: the tests of the packages whose behaviour differs by
-# architecture (internal/launch, internal/step, internal/engine while it
-# is there, multi, integration) again on linux/arm64, under qemu-user
+# architecture (internal/launch, internal/step, multi, integration) again on linux/arm64, under qemu-user
 # (installs nothing; as root, registers qemu-aarch64 with binfmt_misc if
 # needed): see testdata/test-arm64.sh and docs/reliability.md, "arm64
 # under qemu". make test-arm64 ARM64_PKGS=./... runs every package's.

@@ -3,10 +3,8 @@
 # behaviour differs by architecture, cross-built for linux/arm64 and run
 # under qemu-user: internal/launch (linux/amd64 forks a node directly,
 # linux/arm64 has no such path: every start takes the exec step),
-# internal/step (that exec step), multi and internal/engine (the library
-# that starts and stops nodes through them; engine is being folded into
-# multi: a package of the list that is not in the tree is skipped, with a
-# note) and the integration scripts (they build their own arm64 multi,
+# internal/step (that exec step), multi (the library that starts and
+# stops nodes through them) and the integration scripts (they build their own arm64 multi,
 # orchestrator and selfnode with -tags multitest). ARM64_PKGS names other
 # packages (make test-arm64 ARM64_PKGS=./... runs every package's). Installs
 # nothing: needs qemu-aarch64 (Debian: apt-get install qemu-user-static,
@@ -50,21 +48,7 @@ export GOOS=linux GOARCH=arm64 CGO_ENABLED=0
 # parallel tests as parallel as go test makes them natively.
 export GOMAXPROCS=1
 par=$(nproc)
-pkgs=()
-for p in ${ARM64_PKGS:-./internal/launch ./internal/step ./internal/engine ./multi ./integration}; do
-	case $p in
-	*...*) ;;
-	.* | /*) if [ ! -d "$p" ]; then
-		echo "test-arm64: $p: no such package in this tree, skipped"
-		continue
-	fi ;;
-	esac
-	pkgs+=("$p")
-done
-if [ ${#pkgs[@]} = 0 ]; then
-	echo "test-arm64: no package to test" >&2
-	exit 2
-fi
+read -r -a pkgs <<<"${ARM64_PKGS:-./internal/launch ./internal/step ./multi ./integration}"
 # Listed first: a name go list does not know fails here, not as an empty loop.
 list=$("$GO" list -f '{{.ImportPath}} {{.Dir}}' "${pkgs[@]}")
 fail=()
