@@ -45,9 +45,9 @@ RACE := $(shell [ "$$($(GO) env CGO_ENABLED)" = 1 ] && command -v "$$($(GO) env 
 # make test, CI's fast gate. First the checks (the contrib recipes, vet
 # here and for the other systems, gofmt), CHECK_JOBS at a time, each one's
 # output printed whole when it ends; then every test with the race
-# detector when there is a C compiler (the integration scripts then build
-# and drive a race-enabled binary too), with nothing else running: some
-# tests count time. go test does not vet again: make vet did, with the
+# detector when there is a C compiler (the integration scripts whose
+# multi runs goroutines side by side then drive a race-enabled build of
+# it too), with nothing else running: some tests count time. go test does not vet again: make vet did, with the
 # same flags. TESTFLAGS go to go test (-run, -v, -parallel ...).
 TEST_CHECKS := test-contrib vet vet-cross fmt-check
 CHECK_JOBS ?= 2

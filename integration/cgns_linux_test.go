@@ -29,6 +29,7 @@ import (
 // multi.run first and makes its nodes' cgroups beside it; at TERM it
 // stops every tree, and leaves C empty, with no folder in it.
 func TestRunCgroupNamespace(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for cgroup and pid namespaces (CI runs as root)")
 	}

@@ -22,6 +22,7 @@ import (
 // same user's nodes are contained by their session, and multi check says
 // why.
 func TestCgroupDelegated(t *testing.T) {
+	t.Parallel()
 	testutil.NeedRoot(t)
 	if !canCgroup() {
 		t.Skip("no cgroup v2 folder multi can make here")

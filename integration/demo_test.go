@@ -14,6 +14,7 @@ import (
 // what the demo ran: its quote function's output, read back by bash, is
 // the same words.
 func TestDemoQuotes(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../testdata/demo.sh")
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +45,7 @@ func TestDemoQuotes(t *testing.T) {
 // make demo, README's main job, runs to its end: it failed once unseen,
 // when a start of a running node with another command became FAILED.
 func TestDemoRuns(t *testing.T) {
+	t.Parallel()
 	bin := binary(t)
 	cmd := exec.Command("bash", "../testdata/demo.sh", bin)
 	cmd.Env = append(os.Environ(), "MULTI_RUNDIR=")

@@ -24,7 +24,8 @@ import (
 // parser: not ready until every node passed its check, ready then, not
 // alive once a node is fatal (crash loop), and the metrics say each.
 func TestRunHealthEndpoints(t *testing.T) {
-	bin := binary(t)
+	t.Parallel()
+	bin := raceBinary(t)
 	dir := t.TempDir()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -64,6 +64,7 @@ func openedForWriting(t *testing.T, path string) func() bool {
 // multi's environment or in a node's --env: no lock held for a test, no
 // FIFO opened.
 func TestHooksOffInProduction(t *testing.T) {
+	t.Parallel()
 	prod := production(t)
 	work := t.TempDir()
 	rundir := filepath.Join(work, "run")
@@ -117,6 +118,7 @@ func TestHooksOffInProduction(t *testing.T) {
 // of the _MULTI_TEST_* names. The multitest build the scripts use has
 // both, so the checks can see them.
 func TestHookCodeNotInProduction(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}

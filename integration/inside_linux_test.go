@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -149,7 +150,10 @@ func TestNoCgroupLeft(t *testing.T) {
 	}
 
 	// Under run, w1 exits on its own and is left down (--on-exit=ignore).
-	run := exec.Command(binary(t), "run", "w1", "w2", "--on-exit=ignore", "--", "sh", "-c", `[ "$0" = w2 ] && exec sleep 300; exit 3`, "%n")
+	// Before it exits it writes its cgroup (/proc/self/cgroup) to mark.
+	mark := filepath.Join(rundir, "w1.cgroup")
+	run := exec.Command(binary(t), "run", "w1", "w2", "--on-exit=ignore", "--", "sh", "-c",
+		`[ "$0" = w2 ] && exec sleep 300; cat /proc/self/cgroup > "$1.tmp" && mv "$1.tmp" "$1"; exit 3`, "%n", mark)
 	run.Env = append(os.Environ(), "MULTI_RUNDIR="+rundir, "GORACE=atexit_sleep_ms=0")
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
@@ -157,16 +161,18 @@ func TestNoCgroupLeft(t *testing.T) {
 	exited := make(chan error, 1)
 	go func() { exited <- run.Wait() }()
 	t.Cleanup(func() { run.Process.Kill() })
-	var w1 string
-	testutil.PollUntil(t, "w1 to have run and exited, its folder known", func() bool {
-		if w1 == "" {
-			if n, err := record.Read(rundir, "w1"); err == nil {
-				w1 = n.Cgroup
-			}
+	w1 := filepath.Join(parent, "w1")
+	testutil.PollUntil(t, "w1 to have run and exited", func() bool {
+		if _, err := os.Stat(mark); err != nil {
+			return false
 		}
 		_, out, _ := runMultiQuiet(t, rundir, "status", "w1")
-		return w1 != "" && !strings.Contains(out, "running")
+		return !strings.Contains(out, "running")
 	})
+	b, _ := os.ReadFile(mark)
+	if !regexp.MustCompile(`(?m)^0::.*/` + regexp.QuoteMeta(filepath.Base(parent)) + `/w1$`).Match(b) {
+		t.Fatalf("w1 ran in the cgroup %q; want its folder %s", b, w1)
+	}
 	testutil.PollUntil(t, "w1's cgroup folder "+w1+" to be removed", func() bool {
 		_, err := os.Stat(w1)
 		return os.IsNotExist(err)

@@ -39,6 +39,8 @@ const nsLastPid = "/proc/sys/kernel/ns_last_pid"
 // full tmpfs) vanish with it, and when pid 1 exits the kernel kills
 // whatever is left. Needs root.
 func TestPidNamespace(t *testing.T) {
+	t.Parallel()
+	sameEverywhere(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for pid namespaces (CI runs as root)")
 	}

@@ -56,6 +56,8 @@ func mustPodman(t *testing.T, args ...string) string {
 // stop timeout. Every container and image it makes is removed, failed or
 // not.
 func TestPodman(t *testing.T) {
+	t.Parallel()
+	sameEverywhere(t)
 	if _, err := exec.LookPath("podman"); err != nil {
 		t.Skip("podman not installed (apt-get install -y podman runc busybox-static)")
 	}

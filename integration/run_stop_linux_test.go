@@ -23,7 +23,7 @@ import (
 // nodes through their locks.
 func startRun(t *testing.T, dir, rundir string, env []string, names []string, args ...string) (*exec.Cmd, chan struct{}) {
 	t.Helper()
-	cmd := exec.Command(binary(t), append([]string{"run"}, args...)...)
+	cmd := exec.Command(raceBinary(t), append([]string{"run"}, args...)...)
 	cmd.Env = append(append(os.Environ(), "MULTI_RUNDIR="+rundir, "GORACE=atexit_sleep_ms=0"), env...)
 	out, err := os.Create(filepath.Join(dir, "run.out"))
 	mustOK(t, err)

@@ -6,12 +6,14 @@ package integration
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,10 +41,34 @@ func TestMain(m *testing.M) {
 type sweptM struct{ m *testing.M }
 
 func (s sweptM) Run() int {
+	flag.Parse()
+	parallelByDefault()
 	sweep := testutil.SweepCgroups()
 	defer sweep()
 	defer removeBuilds()
 	return s.m.Run()
+}
+
+// parallelByDefault runs two tests per CPU at a time unless
+// -test.parallel says otherwise: the scripts and tests here mostly wait
+// for processes to start, lock and end, and leave the CPUs half idle
+// at one per CPU.
+func parallelByDefault() {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0)))
+	}
+}
+
+// sameEverywhere skips, under -short, a test whose subject is the same on
+// every architecture and which is slow under an emulator: make test-arm64
+// runs -short, and make test runs it. Scripts say the same with
+// [short] skip.
+func sameEverywhere(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the same on every architecture (make test-arm64 runs -short)")
+	}
 }
 
 // builds are the folders of the programs the tests built (binary,
@@ -73,9 +99,14 @@ func removeBuilds() {
 
 var (
 	buildOnce sync.Once
-	multiBin  string
+	multiBin  string // plain: as users run it
+	raceBin   string // built with the race detector when the tests are
 	buildErr  error
 )
+
+// programs are what binary builds: multi, and the two Go programs of
+// testdata/ that use the library.
+var programs = []string{"..", "./testdata/orchestrator", "./testdata/selfnode"}
 
 // binary builds multi once per test run, or uses $MULTI_BIN, so that the
 // scripts test the real artifact; beside it go the two Go programs of
@@ -85,38 +116,64 @@ var (
 // them (brief_locks, crash, TestRootFollowsNoPlantedLink). It is not built
 // in TestMain, which also runs each time the test binary is started as
 // fakenode.
+//
+// They are built without the race detector: a race-enabled multi takes
+// six times the CPU of a plain one to start, and the scripts start it
+// hundreds of times. What runs goroutines side by side (multi run,
+// commands racing on the same nodes) is tested with [raceBinary] too.
 func binary(t *testing.T) string {
-	buildOnce.Do(func() {
-		dir, err := buildDir("multi-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		build := func(out, pkg string) {
-			if buildErr == nil {
-				if b, err := exec.Command("go", append(append([]string{"build", "-tags", "multitest,urfave_cli_no_docs"}, raceBuild...), "-o", out, pkg)...).CombinedOutput(); err != nil {
-					buildErr = fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
-				}
-			}
-		}
-		multiBin = filepath.Join(dir, "multi")
-		if b := os.Getenv("MULTI_BIN"); b != "" {
-			if buildErr = os.Symlink(must(filepath.Abs(b)), multiBin); buildErr != nil {
-				return
-			}
-		} else {
-			build(multiBin, "..")
-		}
-		build(filepath.Join(dir, "orchestrator"), "./testdata/orchestrator")
-		build(filepath.Join(dir, "selfnode"), "./testdata/selfnode")
-	})
+	buildOnce.Do(build)
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
 	return multiBin
 }
 
+// raceBinary is multi built with the race detector, in a folder of its own
+// with orchestrator and selfnode, when the tests have it (raceBuild), and
+// else [binary]'s. Scripts reach it by putting $RACEBIN first on $PATH.
+func raceBinary(t *testing.T) string {
+	buildOnce.Do(build)
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return raceBin
+}
+
+// build builds the programs for binary and raceBinary, the two variants
+// side by side.
+func build() {
+	dir, err := buildDir("multi-bin")
+	if err != nil {
+		buildErr = err
+		return
+	}
+	multiBin, raceBin = filepath.Join(dir, "multi"), filepath.Join(dir, "multi")
+	pkgs := programs
+	if b := os.Getenv("MULTI_BIN"); b != "" {
+		if buildErr = os.Symlink(must(filepath.Abs(b)), multiBin); buildErr != nil {
+			return
+		}
+		pkgs, raceBuild = programs[1:], nil
+	}
+	goBuild := func(out string, flags []string, pkgs []string) error {
+		args := append(append([]string{"build", "-tags", "multitest,urfave_cli_no_docs"}, flags...), "-o", out+"/")
+		if b, err := exec.Command("go", append(args, pkgs...)...).CombinedOutput(); err != nil {
+			return fmt.Errorf("go build %s %s: %v\n%s", strings.Join(flags, " "), strings.Join(pkgs, " "), err, b)
+		}
+		return nil
+	}
+	var raceErr error
+	var wg sync.WaitGroup
+	if len(raceBuild) > 0 {
+		raceBin = filepath.Join(dir, "race", "multi")
+		wg.Go(func() { raceErr = goBuild(filepath.Dir(raceBin), raceBuild, programs) })
+	}
+	buildErr = errors.Join(goBuild(dir, nil, pkgs), func() error { wg.Wait(); return raceErr }())
+}
+
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	p := scriptParams(t)
 	p.Dir = "testdata"
 	testscript.Run(t, p)
@@ -125,13 +182,16 @@ func TestScripts(t *testing.T) {
 // scriptParams are the testscript parameters of every script, on the host
 // (TestScripts) and inside a private pid namespace (TestPidNamespace).
 func scriptParams(t *testing.T) testscript.Params {
-	bin := binary(t)
+	bin, race := binary(t), raceBinary(t)
 	return testscript.Params{
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") != "",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+env.Getenv("PATH"))
+			// A script about goroutines side by side drives the race-enabled
+			// build: env PATH=$RACEBIN${:}$PATH.
+			env.Setenv("RACEBIN", filepath.Dir(race))
 			env.Setenv("MULTI_RUNDIR", filepath.Join(env.WorkDir, "run"))
 			if v := os.Getenv("MULTI_CONTAINMENT"); v != "" {
 				// Given to the test binary (the pid-namespace units):
@@ -140,8 +200,8 @@ func scriptParams(t *testing.T) testscript.Params {
 			}
 			env.Setenv("HOSTNAME", nodes.Hostname())
 			env.Setenv("CONTRIB", must(filepath.Abs("../contrib/systemd")))
-			// multi and fakenode are race-enabled builds, whose runtime
-			// otherwise sleeps a second at every exit.
+			// fakenode (and $RACEBIN's multi) are race-enabled builds,
+			// whose runtime otherwise sleeps a second at every exit.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			// A settle window a Go node (fakenode) that exits at once is
 			// sure to fail within: under an emulator (make test-arm64)

@@ -29,6 +29,7 @@ const pidsCgroupV1 = "/sys/fs/cgroup/pids"
 // each node is started, its pidfile locked by the pid reported, or FAILED
 // naming the limit; exit 1. Rounds, as the failure was a race.
 func TestTaskLimitPidsMax(t *testing.T) {
+	t.Parallel()
 	testutil.NeedRoot(t)
 	if _, err := os.Stat(filepath.Join(pidsCgroupV1, "cgroup.procs")); err != nil {
 		t.Skipf("needs the cgroup v1 pids controller at %s: %v", pidsCgroupV1, err)
@@ -55,6 +56,7 @@ func TestTaskLimitPidsMax(t *testing.T) {
 // user, as a user of its own (a uid nothing else runs as): the issue's
 // `ulimit -u 150; multi start 200`, and a tighter limit.
 func TestTaskLimitNproc(t *testing.T) {
+	t.Parallel()
 	testutil.NeedRoot(t) // to run multi as a user of its own
 	bash, err := exec.LookPath("bash")
 	if err != nil {

@@ -99,7 +99,8 @@ func killNodes(t *testing.T, dir string) {
 // table fits 80 columns with long paths and keeps its note; TERM=dumb
 // gets no colour.
 func TestTerminal(t *testing.T) {
-	bin := binary(t)
+	t.Parallel()
+	bin := raceBinary(t)
 	dir := filepath.Join(t.TempDir(), "a-rather-long-folder-name-for-the-run-time-files-of-multi", "run")
 	far := filepath.Join(t.TempDir(), "srv", "applications", "production", "workers", "pidfiles")
 	killNodes(t, dir)
