@@ -1,7 +1,9 @@
 package multi
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/multi-launcher/multi/internal/cgroup"
 	"github.com/multi-launcher/multi/internal/launch"
 	"github.com/multi-launcher/multi/internal/record"
+	"github.com/multi-launcher/multi/internal/safefs"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/waiter"
 )
@@ -108,12 +111,29 @@ func (c *call) env() []string {
 	return c.Env
 }
 
-// nodeEnv is n's environment: c's, then n's own entries, which win (the
-// last of duplicate keys counts, as in os/exec).
-func (c *call) nodeEnv(n nodes.Node) []string {
+// nodeEnv is n's environment: c's, then n's own entries, then those of
+// its env files, read now (the last of duplicate keys counts, as in
+// os/exec). A file that cannot be read, or that others could have
+// written, is an error naming it.
+func (c *call) nodeEnv(n nodes.Node) ([]string, error) {
 	env := c.env()
-	return append(env[:len(env):len(env)], n.Env...)
+	env = append(env[:len(env):len(env)], n.Env...)
+	for _, path := range n.EnvFiles {
+		b, err := safefs.ReadFile(path, envFileMax)
+		if err != nil {
+			return nil, fmt.Errorf("env file: %w", err)
+		}
+		kvs, err := nodes.ReadEnvFile(bytes.NewReader(b), path)
+		if err != nil {
+			return nil, err
+		}
+		env = append(env, kvs...)
+	}
+	return env, nil
 }
+
+// envFileMax is the largest env file read.
+const envFileMax = 1 << 20
 
 // startReport reports a start's result, unless the verb does.
 func (c *call) startReport(r *Result) {

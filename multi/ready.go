@@ -37,7 +37,9 @@ func (c *call) readyTimeout() time.Duration {
 // readyEnv is n's environment, with its own $NOTIFY_SOCKET for a notify
 // check (nt, which the caller closes).
 func (c *call) readyEnv(n nodes.Node) (env []string, nt *ready.Notify, err error) {
-	env = c.nodeEnv(n)
+	if env, err = c.nodeEnv(n); err != nil {
+		return nil, nil, err
+	}
 	if n.Ready.Kind != nodes.Notify {
 		return env, nil, nil
 	}
@@ -77,7 +79,11 @@ func (c *call) awaitReady(ctx context.Context, n nodes.Node, s *started) error {
 	// From now, not from the spawn: a standby node (run --wait-for-lock)
 	// may have waited long for its lock.
 	deadline := time.Now().Add(timeout)
-	p, err := ready.NewProbe(n, c.nodeEnv(n), ch.LogOffset())
+	env, err := c.nodeEnv(n)
+	if err != nil {
+		return fmt.Errorf("%w; %s", err, ch.Stop(unreadyGrace))
+	}
+	p, err := ready.NewProbe(n, env, ch.LogOffset())
 	if err != nil {
 		return fmt.Errorf("%w; %s", err, ch.Stop(unreadyGrace))
 	}
@@ -183,7 +189,11 @@ func (c *call) statusReady(ctx context.Context, out []Status) {
 		wg.Go(func() {
 			pctx, cancel := context.WithTimeout(ctx, statusProbe)
 			defer cancel()
-			p, err := ready.NewProbe(s.Node, c.nodeEnv(s.Node), -1)
+			env, err := c.nodeEnv(s.Node)
+			var p *ready.Probe
+			if err == nil {
+				p, err = ready.NewProbe(s.Node, env, -1)
+			}
 			if err == nil {
 				p.RunDir = c.rundir()
 				if k := p.Check().Kind; !k.Probe() {

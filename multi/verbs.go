@@ -115,7 +115,11 @@ func (c *Cluster) Restart(ctx context.Context, o RestartOptions) ([]Result, erro
 			v.report(r)
 			continue
 		}
-		if err := startable(r.Node, v.nodeEnv(r.Node)); err != nil {
+		env, err := v.nodeEnv(r.Node)
+		if err == nil {
+			err = startable(r.Node, env)
+		}
+		if err != nil {
 			r.fail("restart", fmt.Errorf("%w: %w", errCannotRestart, err))
 			v.report(r)
 			continue

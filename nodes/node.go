@@ -68,6 +68,17 @@ type Node struct {
 	// KillMode is how a stop treats the node's tree, as systemd's
 	// KillMode=: mixed, control-group or process; "" is mixed.
 	KillMode string `json:"kill_mode,omitempty"`
+	// Group is the project file's group the node belongs to ("" for a
+	// node started from the command line): what a scale counts.
+	Group string `json:"group,omitempty"`
+	// After are the nodes it needs: it starts only once they have reached
+	// their condition, and stops before them. Recorded, so that every
+	// later start and stop honours them.
+	After []Need `json:"after,omitempty"`
+	// EnvFiles are files of KEY=VALUE lines (systemd's EnvironmentFile=
+	// syntax, see [ReadEnvFile]) read at every start, after Env; only
+	// their paths are recorded, never what they hold.
+	EnvFiles []string `json:"env_files,omitempty"`
 	// Recorded is the process the node's record named when the node was
 	// resolved from it (as multi's command line does; zero from
 	// Spec.Nodes): multi checks its pidfile's holder against it.

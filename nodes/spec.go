@@ -53,6 +53,14 @@ type Spec struct {
 	SelfLock bool
 	// Env sets [Node.Env] on every node: KEY=VALUE entries.
 	Env []string
+	// Group sets [Node.Group] on every node.
+	Group string
+	// After sets [Node.After] on every node: "NAME" or "NAME:CONDITION"
+	// ([ParseNeed]), NAME a node's or a group's.
+	After []string
+	// EnvFiles sets [Node.EnvFiles] on every node, each path relative to
+	// Dir.
+	EnvFiles []string
 	// Ready is the readiness check template of every node ([Node.Ready]);
 	// a NodeFiles entry named "ready" gives some nodes their own.
 	Ready string
@@ -145,6 +153,24 @@ func (s Spec) nodesFrom(first int) ([]Node, error) {
 			return nil, err
 		}
 	}
+	var after []Need
+	for _, a := range s.After {
+		nd, err := ParseNeed(a)
+		if err != nil {
+			return nil, err
+		}
+		after = append(after, nd)
+	}
+	var envFiles []string
+	for _, f := range s.EnvFiles {
+		if f == "" || strings.ContainsRune(f, 0) {
+			return nil, fmt.Errorf("env file %q: want a path", f)
+		}
+		if !filepath.IsAbs(f) {
+			f = filepath.Join(base, f)
+		}
+		envFiles = append(envFiles, filepath.Clean(f))
+	}
 	rundir := s.RunDir
 	if rundir == "" {
 		rundir = DefaultRunDir()
@@ -154,7 +180,7 @@ func (s Spec) nodesFrom(first int) ([]Node, error) {
 	raw := make([]string, len(names))
 	t := newTaken()
 	for i, name := range names {
-		n := Node{Index: first + i, Host: host, Dir: s.Dir, Env: s.Env, SelfLock: s.SelfLock}
+		n := Node{Index: first + i, Host: host, Dir: s.Dir, Env: s.Env, SelfLock: s.SelfLock, Group: s.Group, After: after, EnvFiles: envFiles}
 		if short, h, ok := strings.Cut(name, "@"); ok {
 			// A full name keeps its host and takes no prefix.
 			full, err := hostFormat(name)

@@ -68,3 +68,20 @@ func CheckOneLink(st fs.FileInfo) error {
 	}
 	return nil
 }
+
+// checkWriters refuses a file others than its owner can write to, or
+// owned by another user than root or this one: whoever can write it
+// chooses what multi reads from it.
+func checkWriters(st fs.FileInfo) error {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	if me := uint32(os.Geteuid()); sys.Uid != 0 && sys.Uid != me {
+		return fmt.Errorf("owned by uid %d, not by this user (uid %d) or root; refusing it", sys.Uid, me)
+	}
+	if st.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("others can write to it (mode %s); refusing it", st.Mode().Perm())
+	}
+	return nil
+}
