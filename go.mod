@@ -3,6 +3,7 @@ module github.com/multi-launcher/multi
 go 1.26.0
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.74.0

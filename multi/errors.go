@@ -33,6 +33,8 @@ var (
 	ErrOthersPidfile        = errors.New("another node's pidfile; not signalled")
 	ErrFileClash            = errors.New("files clash") // a logfile is a pidfile, or one of the rundir's own files
 	ErrLingering            = errors.New("lingering")   // see [LingeringError]
+	ErrNeedGraph            = errors.New("bad after")   // a cycle of [nodes.Node.After], or a need naming no node: nothing done
+	ErrNeedUnmet            = errors.New("need unmet")  // a node it needs failed, or is down: not started (or one it needs not stopped)
 )
 
 // The verbs' other errors, which callers read as text.

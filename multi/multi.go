@@ -50,9 +50,9 @@ type Cluster struct {
 	// exits within it (with its exit status and last log lines); 0 means
 	// [DefaultSettle] (3 s for celery's worker, beat...), negative none.
 	Settle time.Duration
-	// ReadyTimeout bounds how long Start waits for a node with a
-	// readiness check ([nodes.Node.Ready]) to pass it, then stops it
-	// ([ErrNotReady]); 0 means 60 s. Such a node has no settle window.
+	// ReadyTimeout bounds how long Start waits for a node to pass its
+	// readiness check ([ErrNotReady]; it has no settle window), or to end
+	// if needed done ([nodes.AfterDone]); then stops it. 0 means 60 s.
 	ReadyTimeout time.Duration
 	// Env is the nodes' environment (nil: this process's), under each
 	// node's own [nodes.Node.Env]; its PATH finds their commands.

@@ -55,7 +55,7 @@ func (c *call) readyEnv(n nodes.Node) (env []string, nt *ready.Notify, err error
 func (c *call) readyWait(ctx context.Context, results []Result, ss []*started) func() {
 	var wg sync.WaitGroup
 	for i, s := range ss {
-		if s != nil && results[i].Node.Ready.Kind != "" {
+		if s != nil && results[i].Node.Ready.Kind != "" && !results[i].runOnce {
 			wg.Go(func() {
 				s.readyErr = c.awaitReady(ctx, results[i].Node, s)
 				// Under a run, whose stop cut it short, the run stops the

@@ -40,10 +40,14 @@ type Result struct {
 
 	begun time.Time
 	lost  nodes.Started // the lost process signalled (StopOptions.Lost), if any
+	// runOnce: a start runs the node to its end (a need's done names it).
+	runOnce bool
+	// unmet: a need of the node's After is not met; a start that would
+	// start it fails with this instead (one running is left be).
+	unmet error
 }
 
-// An ExitStatus is how a node's process ended: its exit code (-1 when a
-// signal ended it), or the signal.
+// An ExitStatus is how a process ended: its exit code, or signal (code -1).
 type ExitStatus struct {
 	Code   int
 	Signal syscall.Signal
@@ -57,6 +61,13 @@ func (r Result) String() string {
 			return r.Node.Name + ": FAILED: " + ne.Err.Error()
 		}
 		return r.Node.Name + ": FAILED: " + r.Err.Error()
+	}
+	if r.Outcome == Started && r.Exit != nil { // run to its end
+		s := r.Node.Name + ": started"
+		if r.PID > 0 {
+			s += fmt.Sprintf(" (pid %d)", r.PID)
+		}
+		return fmt.Sprintf("%s, exited %d", s, r.Exit.Code)
 	}
 	if r.PID > 0 {
 		return fmt.Sprintf("%s: %s (pid %d)", r.Node.Name, r.Outcome, r.PID)

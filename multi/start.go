@@ -92,7 +92,7 @@ func (c *call) startBatch(ctx context.Context, cg cgroup.Containment, results []
 	})
 	kids := make([]*launch.Child, len(results))
 	for i, s := range started {
-		if s != nil && results[i].Node.Ready.Kind == "" {
+		if s != nil && results[i].Node.Ready.Kind == "" && !results[i].runOnce {
 			kids[i] = s.child
 		}
 	}
@@ -124,8 +124,12 @@ func (c *call) startBatch(ctx context.Context, cg cgroup.Containment, results []
 		if s == nil {
 			return
 		}
-		word, _ := verb(i)
-		c.finishStart(r, s, word)
+		if r.runOnce {
+			c.finishOnce(ctx, r, s) // waited for while the caller's ctx lasts
+		} else {
+			word, _ := verb(i)
+			c.finishStart(r, s, word)
+		}
 		s.release()
 		c.startReport(r)
 	})
@@ -154,11 +158,7 @@ func (c *call) finishStart(r *Result, s *started, verb string) {
 	if s.notify != nil && (c.rp == nil || s.readyErr != nil || !s.checked) {
 		s.notify.Close()
 	}
-	r.PID = ch.PID()
-	r.Containment = InSession
-	if r.Node.Cgroup != "" {
-		r.Containment = InCgroup
-	}
+	r.PID, r.Containment = ch.PID(), containmentOf(r.Node)
 	if s.readyErr != nil {
 		// It ran: its record stays, without a process, so that status
 		// says it is down and a start without a command starts it again.
@@ -199,4 +199,12 @@ func (c *call) finishStart(r *Result, s *started, verb string) {
 	case "took over":
 		r.TookOver = true
 	}
+}
+
+// containmentOf is what holds the tree of n, started.
+func containmentOf(n nodes.Node) Containment {
+	if n.Cgroup != "" {
+		return InCgroup
+	}
+	return InSession
 }

@@ -75,6 +75,9 @@ func (c *call) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *
 	if done := t.refused(ctx, standby); done {
 		return nil
 	}
+	if r.unmet != nil {
+		return t.fail(r.unmet)
+	}
 	if err := t.prepare(cg); err != nil {
 		return t.fail(err)
 	}
@@ -98,6 +101,18 @@ func (c *call) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *
 			}
 		}
 		r.alreadyRunning(held.PID)
+		return nil
+	}
+	var ee *launch.ExitError
+	if err != nil && r.runOnce && errors.As(err, &ee) && errors.Is(err, ErrExitedAtOnce) {
+		// Run to its end before its lock was seen: its record stays, as
+		// finishOnce keeps it, and how it ended is known.
+		dropCgroup(t.rundir, t.n)
+		if !ee.Status.Exited() || ee.Status.ExitStatus() != 0 {
+			t.fail(err)
+			return nil
+		}
+		r.Outcome, r.Exit, r.Containment = Started, &ExitStatus{}, containmentOf(t.r.Node)
 		return nil
 	}
 	if err != nil {

@@ -20,7 +20,19 @@ import (
 func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
 	v := c.call(StopOptions{}.plan())
 	results := v.results()
-	if !v.checkDistinct("start", results) || !v.checkFiles("start", results) || !v.checkRecords("start", results) || !v.makeRunDir("start", results) {
+	if !v.checkDistinct("start", results) || !v.checkFiles("start", results) || !v.checkRecords("start", results) {
+		return results, joinErrs(results)
+	}
+	if hasAfter(c.Nodes) {
+		g, err := v.needGraph(results, true)
+		if err != nil {
+			failAll(results, "start", err)
+		} else if v.makeRunDir("start", results) {
+			v.startInOrder(ctx, results, g)
+		}
+		return results, joinErrs(results)
+	}
+	if !v.makeRunDir("start", results) {
 		return results, joinErrs(results)
 	}
 	v.startAll(ctx, results, func(int) (string, bool) { return "started", true })
@@ -35,10 +47,14 @@ func (c *Cluster) Stop(ctx context.Context, o StopOptions) ([]Result, error) {
 	if !v.checkDistinct("stop", results) {
 		return results, joinErrs(results) // a node twice would be signalled twice
 	}
+	order, ok := v.stopOrder("stop", results)
+	if !ok {
+		return results, joinErrs(results)
+	}
 	sig := v.plan.sig
 	dirs := pidfile.NewFolders()
 	defer dirs.Close()
-	for i := range results {
+	for _, i := range order {
 		r := &results[i]
 		if err := ctx.Err(); err != nil {
 			r.fail("stop", err)
@@ -58,7 +74,7 @@ func (c *Cluster) Stop(ctx context.Context, o StopOptions) ([]Result, error) {
 func (c *Cluster) StopWait(ctx context.Context, o StopOptions) ([]Result, error) {
 	v := c.call(o.plan())
 	results := v.treeResults()
-	v.stopWait(ctx, results, stopOpts{op: "stopwait", report: true})
+	v.stopAll(ctx, results, stopOpts{op: "stopwait", report: true})
 	return results, joinErrs(results)
 }
 
@@ -66,7 +82,7 @@ func (c *Cluster) StopWait(ctx context.Context, o StopOptions) ([]Result, error)
 func (c *Cluster) Kill(ctx context.Context, o StopOptions) ([]Result, error) {
 	v := c.call(o.killPlan())
 	results := v.treeResults()
-	v.stopWait(ctx, results, stopOpts{op: "kill", report: true})
+	v.stopAll(ctx, results, stopOpts{op: "kill", report: true})
 	return results, joinErrs(results)
 }
 
@@ -105,6 +121,14 @@ func (c *Cluster) Restart(ctx context.Context, o RestartOptions) ([]Result, erro
 		// Nothing could be started again: nothing is stopped either.
 		return results, joinErrs(results)
 	}
+	var g *needGraph
+	if hasAfter(c.Nodes) {
+		var err error
+		if g, err = v.needGraph(results, true); err != nil {
+			failAll(results, "restart", err)
+			return results, joinErrs(results)
+		}
+	}
 	// The nodes that pass the check, copied out so that stopWait and
 	// startAll see only them; copied back at the end.
 	var todo []int
@@ -125,6 +149,11 @@ func (c *Cluster) Restart(ctx context.Context, o RestartOptions) ([]Result, erro
 			continue
 		}
 		todo = append(todo, i)
+	}
+	if g != nil && !o.Rolling {
+		// Down in the reverse order of the waves, up in their order.
+		v.restartInOrder(ctx, results, g)
+		return results, joinErrs(results)
 	}
 	sub := make([]Result, len(todo))
 	for k, i := range todo {
@@ -165,8 +194,7 @@ func (c *Cluster) Status(ctx context.Context) ([]Status, error) {
 	return out, errors.Join(errs...)
 }
 
-// Only returns a Cluster with c's settings on the nodes named, in c's
-// order ([ErrUnknownNode] for a name not among them).
+// Only returns a Cluster with c's settings on the nodes named, in c's order.
 func (c *Cluster) Only(names ...string) (*Cluster, error) {
 	want := make(map[string]bool, len(names))
 	for _, name := range names {

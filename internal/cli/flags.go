@@ -26,6 +26,8 @@ type flags struct {
 	AllowSharedFolders            bool
 
 	Group, Lost, Rolling, SelfLock, WaitForLock, Follow bool
+	// DryRun and Prune are apply's.
+	DryRun, Prune bool
 	// All: without names, every recorded node, not this project's only.
 	All bool
 	// Lines is how many of each logfile's last lines logs prints; -1: all.
@@ -38,8 +40,8 @@ type flags struct {
 	Wait      waiter.Strategy
 	OnExit    multi.OnExit
 	ReadyFile string
-	// Env holds every --env, in order.
-	Env []string
+	// Env holds every --env, in order; EnvFiles every --env-file.
+	Env, EnvFiles []string
 	// Ready is --ready, the nodes' readiness check; ReadyTimeout is 0
 	// when not given.
 	Ready        string
@@ -165,6 +167,7 @@ var (
 	flagLines   = &valueFlag{StringFlag: &cli.StringFlag{Name: "lines", Aliases: []string{"n"}, Usage: "print the last `N` lines of each logfile (all: the whole file)", Value: "10"}, set: setLines}
 
 	flagEnv            = &valueFlag{StringFlag: &cli.StringFlag{Name: "env", Usage: "add `KEY=VALUE` to the nodes' environment (give it again for more); recorded, so restart passes it again"}, set: func(f *flags, v string) error { f.Env = append(f.Env, v); return nil }, many: true}
+	flagEnvFile        = &valueFlag{StringFlag: &cli.StringFlag{Name: "env-file", Usage: "add the KEY=VALUE lines of `FILE` (systemd's EnvironmentFile= syntax) to the nodes' environment, read at every start; only its path is recorded"}, set: func(f *flags, v string) error { f.EnvFiles = append(f.EnvFiles, v); return nil }, many: true}
 	flagSelfLock       = boolean(cli.BoolFlag{Name: "self-lock", Usage: "the node locks its own pidfile (its path is in $MULTI_PIDFILE); start waits for it to"}, func(f *flags) *bool { return &f.SelfLock })
 	flagReady          = perNode(text(cli.StringFlag{Name: "ready", Usage: "start waits until each node passes `CHECK`: " + nodes.ReadyKinds + " (%-letters expanded); recorded; per node: --ready:w1=CHECK"}, func(f *flags) *string { return &f.Ready }))
 	flagStatusReady    = boolean(cli.BoolFlag{Name: "ready", Usage: "exit 0 only when every node is running and passes its readiness check (a probe); 1 otherwise"}, func(f *flags) *bool { return &f.ReadyOnly })
@@ -241,6 +244,11 @@ func setOnExit(f *flags, v string) error {
 
 // flagAll: without names, every recorded node rather than this project's
 // (the nodes started in this working folder).
+var (
+	flagDryRun = boolean(cli.BoolFlag{Name: "dry-run", Usage: "print, per node, what would be done and why; do nothing"}, func(f *flags) *bool { return &f.DryRun })
+	flagPrune  = boolean(cli.BoolFlag{Name: "prune", Usage: "also stop and forget the project's recorded nodes it no longer describes"}, func(f *flags) *bool { return &f.Prune })
+)
+
 var flagAll = boolean(cli.BoolFlag{Name: "all", Usage: "without NODES or with a count, every recorded node, not only those started in this working folder (this project's)"}, func(f *flags) *bool { return &f.All })
 
 // setMaxUnavailable takes --max-unavailable's K, a count from 1.

@@ -16,7 +16,7 @@ import (
 var verbGrammars = map[string]grammar{
 	"start": verbStart.grammar, "stop": verbStop.grammar, "stopwait": verbStopWait.grammar,
 	"kill": verbKill.grammar, "restart": verbRestart.grammar, "run": runGrammar, "forget": forgetGrammar,
-	"show": showGrammar, "get": showGrammar, "status": {}, "logs": {}, "names": {}, "expand": {}, "check": {},
+	"apply": applyGrammar, "scale": scaleGrammar, "show": showGrammar, "get": showGrammar, "status": {}, "logs": {}, "names": {}, "expand": {}, "check": {},
 }
 
 // parseFor parses args as the command verb of multi's app does, up to the
@@ -63,6 +63,9 @@ var flagCases = map[string]struct {
 	"follow":               {[]string{"-f"}, func(a *call) bool { return a.Follow }},
 	"lines":                {[]string{"-n", "3"}, func(a *call) bool { return a.Lines == 3 }},
 	"env":                  {[]string{"--env=A=1", "--env", "B=2"}, func(a *call) bool { return slices.Equal(a.Env, []string{"A=1", "B=2"}) }},
+	"env-file":             {[]string{"--env-file=a.env", "--env-file", "b.env"}, func(a *call) bool { return slices.Equal(a.EnvFiles, []string{"a.env", "b.env"}) }},
+	"dry-run":              {[]string{"--dry-run"}, func(a *call) bool { return a.DryRun }},
+	"prune":                {[]string{"--prune"}, func(a *call) bool { return a.Prune }},
 	"self-lock":            {[]string{"--self-lock"}, func(a *call) bool { return a.SelfLock }},
 	"ready":                {[]string{"--ready=tcp:127.0.0.1:80%i"}, func(a *call) bool { return a.Ready == "tcp:127.0.0.1:80%i" }},
 	"ready-timeout":        {[]string{"--ready-timeout=5s"}, func(a *call) bool { return a.ReadyTimeout == 5*time.Second }},

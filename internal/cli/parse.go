@@ -47,6 +47,10 @@ type call struct {
 	// Command is everything after "--"; HasCommand whether "--" was given.
 	Command    []string
 	HasCommand bool
+	// given holds the long names of the flags given on the command line.
+	given map[string]bool
+	// file is the project file the nodes came from, nil if none.
+	file *projectFile
 }
 
 // parseCommand parses a verb's arguments with multi's grammar, driven by
@@ -90,8 +94,10 @@ func parseCommand(c *cli.Context, g grammar) (*call, error) {
 		}
 	}
 	last := map[string]int{}
+	k.given = map[string]bool{}
 	for i, given := range a.Flags {
 		last[given.Name] = i
+		k.given[given.Name] = true
 	}
 	for i, given := range a.Flags {
 		f, v := typed[given.Name], given.Value

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/multi-launcher/multi/internal/record"
+	"github.com/multi-launcher/multi/multi"
 	"github.com/multi-launcher/multi/nodes"
 	"github.com/multi-launcher/multi/nodes/pidfile"
 	"github.com/urfave/cli/v2"
@@ -19,7 +20,8 @@ import (
 // verb acts on the nodes recorded for the folder it runs in; --all, on
 // every recorded node. The default rundir is shared by every project of a
 // user: without this, multi stopwait in one folder would stop another's
-// nodes.
+// nodes. A project file (projectfile.go), when there is one, names the
+// project's nodes instead (resolveFile).
 
 // projectNames returns the full names of the nodes recorded in rundir
 // that were started in the folder wd (or with no folder recorded), for a
@@ -136,3 +138,170 @@ func isCount(s string) bool {
 // recorded; a command or options for all of them would rewrite every
 // record at once.
 var errStartNoNames = errors.New("without names, start starts every recorded node of this project that is down, with its recorded command: give names with a command or options")
+
+// resolveFile builds the set of nodes from the project file (see
+// projectfile.go) when there is one and the call gives no command and
+// names only its groups or nodes, or none; ok is false otherwise.
+func resolveFile(c *cli.Context, a *call) (ns []nodes.Node, ok bool, err error) {
+	if a.HasCommand || a.All || a.AllowSharedFolders || len(a.Names) == 0 && len(a.Options) > 0 && a.starts {
+		return nil, false, nil
+	}
+	if a.names && len(a.Names) == 0 {
+		return nil, false, nil // names, expand: names given, or none
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, false, nil
+	}
+	pf, err := findProjectFile(wd)
+	if err != nil {
+		return nil, true, usage(c, fmt.Errorf("%w; nothing done", err))
+	}
+	if pf == nil || !pf.selects(a.Names) {
+		return nil, false, nil
+	}
+	a.file = pf
+	pf.defaults(a)
+	skipped := func(err error) {
+		fmt.Fprintf(c.App.ErrWriter, "multi %s: warning: %v; skipped\n", c.Command.Name, err)
+	}
+	if ns, err = pf.nodes(a, rundir(a), a.Names, skipped); err != nil {
+		return nil, true, usage(c, fmt.Errorf("%w; nothing done", err))
+	}
+	if a.starts {
+		for _, n := range ns {
+			if err := record.CheckSize(rundir(a), n); err != nil {
+				return nil, true, usage(c, fmt.Errorf("%w; nothing done", err))
+			}
+		}
+		return ns, true, nil
+	}
+	// What a scale started beyond the file's count is stopped too.
+	var groups []string
+	for _, name := range a.Names {
+		if slices.ContainsFunc(pf.Groups, func(g projectGroup) bool { return g.Name == name }) {
+			groups = append(groups, name)
+		}
+	}
+	if len(a.Names) == 0 || len(groups) > 0 {
+		ns = append(ns, pf.extras(rundir(a), groups, ns)...)
+	}
+	return ns, true, nil
+}
+
+// nodes expands the file's groups into nodes for the call a, each
+// completed from its record in rundir as a named node's is (its running
+// process, its tree): the flags a gives win over the file's keys. With
+// only, just the nodes of the groups or nodes it names; a name that is
+// neither is an error.
+func (pf *projectFile) nodes(a *call, rundir string, only []string, skipped func(error)) ([]nodes.Node, error) {
+	var out []nodes.Node
+	names, pidfiles := map[string]string{}, map[string]string{}
+	for _, g := range pf.Groups {
+		s := g.Spec
+		s.RunDir = rundir
+		s.Env = append(slices.Clip(s.Env), a.Env...)
+		s.Options = append(slices.Clip(s.Options), a.Options...)
+		s.EnvFiles = append(slices.Clip(s.EnvFiles), a.EnvFiles...)
+		if a.Ready != "" {
+			s.Ready = a.Ready
+		}
+		if a.PidFile != "" {
+			s.PidFile = a.PidFile
+		}
+		if a.LogFile != "" {
+			s.LogFile = a.LogFile
+		}
+		s.SelfLock = s.SelfLock || a.SelfLock
+		ns, err := record.Resolve(s, a.AllowSharedFolders, skipped)
+		if err != nil {
+			return nil, fmt.Errorf("%s: group %s: %w", pf.Path, g.Name, err)
+		}
+		for _, n := range ns {
+			if g.KillMode != "" {
+				n.KillMode = g.KillMode
+			}
+			if other, dup := names[n.Name]; dup {
+				return nil, fmt.Errorf("%s: node %s is in groups %s and %s", pf.Path, n.Name, other, g.Name)
+			}
+			if other, dup := pidfiles[n.PidFile]; dup {
+				return nil, fmt.Errorf("%s: nodes %s and %s share the pidfile %s", pf.Path, other, n.Name, n.PidFile)
+			}
+			names[n.Name], pidfiles[n.PidFile] = g.Name, n.Name
+			out = append(out, n)
+		}
+	}
+	if len(only) == 0 {
+		return out, nil
+	}
+	var sel []nodes.Node
+	for _, want := range only {
+		found := false
+		for _, n := range out {
+			if n.Group == want || n.Name == want || n.FullName() == want {
+				found = true
+				if !slices.ContainsFunc(sel, func(m nodes.Node) bool { return m.Name == n.Name }) {
+					sel = append(sel, n)
+				}
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("%s: no group or node %s in it", pf.Path, nodes.Printable(want))
+		}
+	}
+	return sel, nil
+}
+
+// selects reports whether every name given is one of the file's groups
+// or nodes (by the names the groups give, before expansion of a count):
+// then the verb acts on the file's nodes.
+func (pf *projectFile) selects(names []string) bool {
+	for _, want := range names {
+		if !slices.ContainsFunc(pf.Groups, func(g projectGroup) bool {
+			return g.Name == want || slices.Contains(g.Spec.Names, want) ||
+				isCount(g.Spec.Names[0]) && strings.HasPrefix(want, g.Spec.RangePrefix)
+		}) {
+			return false
+		}
+	}
+	return true
+}
+
+// defaults gives a the file's project-wide keys its command line did not
+// give.
+func (pf *projectFile) defaults(a *call) {
+	if a.RunDir == "" {
+		a.RunDir = pf.RunDir
+	}
+	if a.Settle == 0 {
+		a.Settle = pf.Settle
+	}
+	if a.ReadyTimeout == 0 {
+		a.ReadyTimeout = pf.ReadyTimeout
+	}
+	if a.Timeout == 0 {
+		a.Timeout = pf.StopTimeout
+	}
+	if pf.OnExit != "" && !a.given["on-exit"] {
+		a.OnExit = multi.OnExit(pf.OnExit)
+	}
+}
+
+// extras are the nodes recorded in rundir for the file's groups (groups,
+// or all of them when nil), started under its folder, that are not among
+// ns: what a scale up started beyond the file's count, or a group or
+// name since removed from the file. The verbs that stop act on them too.
+func (pf *projectFile) extras(rundir string, groups []string, ns []nodes.Node) []nodes.Node {
+	recs, _ := record.ReadAll(rundir)
+	var out []nodes.Node
+	for _, r := range recs {
+		switch {
+		case r.Group == "" || !within(pf.Dir, r.Dir):
+		case groups != nil && !slices.Contains(groups, r.Group):
+		case slices.ContainsFunc(ns, func(n nodes.Node) bool { return n.Name == r.Name }):
+		default:
+			out = append(out, record.ResolveNode(rundir, r))
+		}
+	}
+	return out
+}

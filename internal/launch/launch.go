@@ -101,6 +101,9 @@ var (
 	// ErrNoLock: a self-locking node did not take its lock, or did not
 	// write its pid in the pidfile it locked, in time.
 	ErrNoLock = errors.New("did not lock its pidfile")
+	// ErrRanTooLong: a node run to its end ([Child.Wait]) did not end in
+	// time.
+	ErrRanTooLong = errors.New("still running")
 )
 
 // A KilledError is a start that failed and killed the node it had

@@ -49,3 +49,8 @@ func (ch *Child) LogOffset() int64 { return -1 }
 
 // Stop: no child here.
 func (ch *Child) Stop(grace time.Duration) string { return "" }
+
+// Wait: no child here.
+func (ch *Child) Wait(ctx context.Context, timeout, grace time.Duration) error {
+	return errors.ErrUnsupported
+}

@@ -66,9 +66,14 @@ type record struct {
 	KillMode string `json:"kill_mode,omitempty"`
 	// ReadyAt, ReadyStatus and LogOffset: what the start of the process
 	// recorded saw of its readiness check (see [Readiness]).
-	ReadyAt     int64  `json:"ready_at,omitempty"`
-	ReadyStatus string `json:"ready_status,omitempty"`
-	LogOffset   *int64 `json:"log_offset,omitempty"`
+	// Group, After and EnvFiles: the project's group, the nodes it
+	// needs, and the env files read at every start (paths only).
+	Group       string       `json:"group,omitempty"`
+	After       []nodes.Need `json:"after,omitempty"`
+	EnvFiles    []string     `json:"env_files,omitempty"`
+	ReadyAt     int64        `json:"ready_at,omitempty"`
+	ReadyStatus string       `json:"ready_status,omitempty"`
+	LogOffset   *int64       `json:"log_offset,omitempty"`
 }
 
 // Path returns where the record of the node named name lives.
@@ -187,7 +192,8 @@ func WriteReady(rundir string, n nodes.Node, s nodes.Started, rd Readiness) erro
 func encodeRecord(n nodes.Node, s nodes.Started, rd Readiness) (*recordBuf, error) {
 	r := record{Name: n.Name, Host: n.Host, Index: n.Index, Command: n.Command, Options: n.Options, Dir: n.Dir,
 		Env: n.Env, PidFile: n.PidFile, LogFile: n.LogFile, SelfLock: n.SelfLock, Ready: n.Ready,
-		PID: s.PID, StartTicks: s.StartTicks, PidfdIno: s.PidfdIno, Cgroup: n.Cgroup, KillMode: n.KillMode}
+		PID: s.PID, StartTicks: s.StartTicks, PidfdIno: s.PidfdIno, Cgroup: n.Cgroup, KillMode: n.KillMode,
+		Group: n.Group, After: n.After, EnvFiles: n.EnvFiles}
 	if s.PID > 0 {
 		r.PidNS = proc.PidNamespace()
 	}
@@ -236,7 +242,7 @@ func readRecord(d *safefs.Folder, rundir, name string) (nodes.Node, record, erro
 	}
 	return nodes.Node{Name: r.Name, Host: r.Host, Index: r.Index, Command: r.Command, Options: r.Options,
 		Dir: r.Dir, Env: r.Env, PidFile: r.PidFile, LogFile: r.LogFile, SelfLock: r.SelfLock, Ready: r.Ready,
-		Cgroup: r.Cgroup, KillMode: r.KillMode, Recorded: r.started()}, r, nil
+		Cgroup: r.Cgroup, KillMode: r.KillMode, Group: r.Group, After: r.After, EnvFiles: r.EnvFiles, Recorded: r.started()}, r, nil
 }
 
 // ReadAll reads every node record in rundir, ordered by index and then

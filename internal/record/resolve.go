@@ -110,6 +110,15 @@ func Resolve(s nodes.Spec, allowShared bool, skipped func(error)) ([]nodes.Node,
 			continue
 		}
 		ns[i].Dir, ns[i].SelfLock = rec.Dir, rec.SelfLock || s.SelfLock
+		if ns[i].Group == "" {
+			ns[i].Group = rec.Group
+		}
+		if len(s.After) == 0 {
+			ns[i].After = rec.After
+		}
+		if len(s.EnvFiles) == 0 {
+			ns[i].EnvFiles = rec.EnvFiles
+		}
 		if ns[i].Ready.Kind == "" {
 			ns[i].Ready = rec.Ready
 		}

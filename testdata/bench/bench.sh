@@ -32,6 +32,8 @@
 #   BENCH_GOTIME_MULTI=5x        -benchtime of package multi's (a fixed count: each
 #                                iteration starts nodes outside the timer, so a time
 #                                target ran ~900 iterations of StopWaitTail/1, 10 minutes)
+#   BENCH_APPLY=1                apply of an unchanged project against status (apply.sh;
+#                                BENCH_APPLY_N=1000 nodes, BENCH_APPLY_ROUNDS=5; 0 skips it)
 #   BENCH_INSTALL=1              install missing peers with apt-get (0: fail instead)
 #   BENCH_OUT=testdata/bench/out results.tsv, table.md, gobench.txt, bench.png
 #   BENCH_PNG=                   where to write the plot (default BENCH_OUT/bench.png)
@@ -88,7 +90,7 @@ if [[ -n $quick ]]; then
   # Set but empty (BENCH_NS= or BENCH_TOOLS=): none, e.g. the tail alone.
   : "${BENCH_TOOLS=${quick_tools# }}"
   if [[ ${BENCH_READY:-0} == 1 ]]; then : "${BENCH_NS=1000}"; else : "${BENCH_NS=1 1000}"; fi
-  : "${BENCH_GO:=0}" "${BENCH_DISK_DIR=}" "${BENCH_COST_N:=0}"
+  : "${BENCH_GO:=0}" "${BENCH_DISK_DIR=}" "${BENCH_COST_N:=0}" "${BENCH_APPLY:=0}"
   # Their targets are ratios of two medians (cgroup ÷ session, multi ÷
   # s6): of 3 rounds, one slow round of either side decides the verdict.
   : "${BENCH_ROUNDS:=5}"
@@ -206,6 +208,10 @@ driver_pid=$!
 status=0
 wait "$driver_pid" || status=$?
 driver_pid=
+if [[ ${BENCH_APPLY:-1} == 1 ]]; then
+  say "apply of an unchanged project of ${BENCH_APPLY_N:-1000} nodes against status (apply.sh)"
+  BENCH_DIR=$bench_dir bash testdata/bench/apply.sh "$multi" | tee "$out/apply.tsv" || status=1
+fi
 took=$(($(date +%s) - began))
 printf 'make bench: %dm%02ds in all (Go benchmarks and driver), commit %s (%s tree)\n' $((took / 60)) $((took % 60)) "${commit:0:12}" "$dirty" | tee -a "$out/table.md" >&2
 exit "$status"
