@@ -137,7 +137,18 @@ func (o *output) resultLine(r multi.Result, failed bool) string {
 	}
 	var word, rest string
 	switch r.Outcome {
-	case multi.Started, multi.Restarted, multi.Killed:
+	case multi.Started:
+		word = r.Outcome.String()
+		if r.Exit != nil { // a one-shot run to its end (a done need)
+			if r.PID <= 0 {
+				return o.paint(green, word) + ", " + describeExit(r.Exit)
+			}
+			return o.paint(green, word) + " (pid " + strconv.Itoa(r.PID) + "), " + describeExit(r.Exit)
+		}
+		if r.TookOver {
+			word, rest = "took", " over"
+		}
+	case multi.Restarted, multi.Killed:
 		word = r.Outcome.String()
 		if r.TookOver {
 			word, rest = "took", " over"
