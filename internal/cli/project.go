@@ -146,9 +146,6 @@ func resolveFile(c *cli.Context, a *call) (ns []nodes.Node, ok bool, err error) 
 	if a.HasCommand || a.All || a.AllowSharedFolders || len(a.Names) == 0 && len(a.Options) > 0 && a.starts {
 		return nil, false, nil
 	}
-	if a.names && len(a.Names) == 0 {
-		return nil, false, nil // names, expand: names given, or none
-	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return nil, false, nil
@@ -184,7 +181,13 @@ func resolveFile(c *cli.Context, a *call) (ns []nodes.Node, ok bool, err error) 
 		}
 	}
 	if len(a.Names) == 0 || len(groups) > 0 {
-		ns = append(ns, pf.extras(rundir(a), groups, ns)...)
+		// Those stopped are left out: a scale down forgets its nodes,
+		// and a stopped one is no more than its record.
+		for _, n := range pf.extras(rundir(a), groups, ns) {
+			if info, err := pidfile.Inspect(n.PidFile); err != nil || info.State != pidfile.Stale && info.State != pidfile.Absent {
+				ns = append(ns, n)
+			}
+		}
 	}
 	return ns, true, nil
 }
@@ -284,6 +287,15 @@ func (pf *projectFile) defaults(a *call) {
 	}
 	if pf.OnExit != "" && !a.given["on-exit"] {
 		a.OnExit = multi.OnExit(pf.OnExit)
+	}
+	if a.Backoff == 0 {
+		a.Backoff = pf.Backoff
+	}
+	if a.RestartWindow == 0 {
+		a.RestartWindow = pf.RestartWindow
+	}
+	if a.MaxRestarts == 0 {
+		a.MaxRestarts = pf.MaxRestarts
 	}
 }
 

@@ -37,8 +37,11 @@ type projectFile struct {
 	RunDir string
 	// Settle, ReadyTimeout and StopTimeout are 0 when not given.
 	Settle, ReadyTimeout, StopTimeout time.Duration
-	// OnExit is run's policy, "" when not given.
-	OnExit string
+	// OnExit is run's policy, "" when not given; Backoff, RestartWindow
+	// and MaxRestarts its restarts' (0 when not given).
+	OnExit                 string
+	Backoff, RestartWindow time.Duration
+	MaxRestarts            int
 	// Groups are the groups in the order the file gives them.
 	Groups []projectGroup
 }
@@ -53,12 +56,15 @@ type projectGroup struct {
 // fileKeys and groupKeys are the keys the file may have: any other is
 // refused, with the nearest as a hint.
 type fileKeys struct {
-	RunDir       string               `toml:"rundir"`
-	Settle       any                  `toml:"settle"` // a duration ("10s") or seconds
-	ReadyTimeout any                  `toml:"ready_timeout"`
-	StopTimeout  any                  `toml:"stop_timeout"`
-	OnExit       string               `toml:"on_exit"`
-	Group        map[string]groupKeys `toml:"group"`
+	RunDir        string               `toml:"rundir"`
+	Settle        any                  `toml:"settle"` // a duration ("10s") or seconds
+	ReadyTimeout  any                  `toml:"ready_timeout"`
+	StopTimeout   any                  `toml:"stop_timeout"`
+	OnExit        string               `toml:"on_exit"`
+	Backoff       any                  `toml:"backoff"`
+	RestartWindow any                  `toml:"restart_window"`
+	MaxRestarts   int                  `toml:"max_restarts"`
+	Group         map[string]groupKeys `toml:"group"`
 }
 
 type groupKeys struct {
@@ -165,7 +171,8 @@ func (pf *projectFile) readTOML(b []byte) error {
 		key string
 		v   any
 		to  *time.Duration
-	}{{"settle", k.Settle, &pf.Settle}, {"ready_timeout", k.ReadyTimeout, &pf.ReadyTimeout}, {"stop_timeout", k.StopTimeout, &pf.StopTimeout}} {
+	}{{"settle", k.Settle, &pf.Settle}, {"ready_timeout", k.ReadyTimeout, &pf.ReadyTimeout}, {"stop_timeout", k.StopTimeout, &pf.StopTimeout},
+		{"backoff", k.Backoff, &pf.Backoff}, {"restart_window", k.RestartWindow, &pf.RestartWindow}} {
 		if d.v == nil {
 			continue
 		}
@@ -187,6 +194,10 @@ func (pf *projectFile) readTOML(b []byte) error {
 		}
 		pf.OnExit = k.OnExit
 	}
+	if k.MaxRestarts < 0 {
+		return fmt.Errorf("max_restarts %d: want 0 (no limit) or more", k.MaxRestarts)
+	}
+	pf.MaxRestarts = k.MaxRestarts
 	if len(k.Group) == 0 {
 		return errors.New("no [group.NAME] table in it: a project file describes at least one group of nodes")
 	}

@@ -32,6 +32,9 @@ settle = "0"
 ready_timeout = "30s"
 stop_timeout = 10
 on_exit = "restart"
+backoff = "2s"
+restart_window = "5m"
+max_restarts = 4
 
 [group.web]
 command = "python3 -m http.server 80%i"
@@ -54,7 +57,8 @@ dir = "app"
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pf.RunDir != filepath.Join(dir, "run") || pf.Settle != -1 || pf.ReadyTimeout != 30*time.Second || pf.StopTimeout != 10*time.Second || pf.OnExit != "restart" {
+	if pf.RunDir != filepath.Join(dir, "run") || pf.Settle != -1 || pf.ReadyTimeout != 30*time.Second || pf.StopTimeout != 10*time.Second || pf.OnExit != "restart" ||
+		pf.Backoff != 2*time.Second || pf.RestartWindow != 5*time.Minute || pf.MaxRestarts != 4 {
 		t.Errorf("project keys: %+v", pf)
 	}
 	var names []string
