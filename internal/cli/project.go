@@ -288,6 +288,9 @@ func (pf *projectFile) defaults(a *call) {
 	if pf.OnExit != "" && !a.given["on-exit"] {
 		a.OnExit = multi.OnExit(pf.OnExit)
 	}
+	if a.LockTimeout == 0 {
+		a.LockTimeout = pf.LockTimeout
+	}
 	if a.Backoff == 0 {
 		a.Backoff = pf.Backoff
 	}

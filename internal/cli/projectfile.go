@@ -35,8 +35,9 @@ type projectFile struct {
 	Path, Dir string
 	// RunDir is the rundir key, made absolute; "" when not given.
 	RunDir string
-	// Settle, ReadyTimeout and StopTimeout are 0 when not given.
-	Settle, ReadyTimeout, StopTimeout time.Duration
+	// Settle, ReadyTimeout, StopTimeout and LockTimeout are 0 when not
+	// given.
+	Settle, ReadyTimeout, StopTimeout, LockTimeout time.Duration
 	// OnExit is run's policy, "" when not given; Backoff, RestartWindow
 	// and MaxRestarts its restarts' (0 when not given).
 	OnExit                 string
@@ -60,6 +61,7 @@ type fileKeys struct {
 	Settle        any                  `toml:"settle"` // a duration ("10s") or seconds
 	ReadyTimeout  any                  `toml:"ready_timeout"`
 	StopTimeout   any                  `toml:"stop_timeout"`
+	LockTimeout   any                  `toml:"lock_timeout"`
 	OnExit        string               `toml:"on_exit"`
 	Backoff       any                  `toml:"backoff"`
 	RestartWindow any                  `toml:"restart_window"`
@@ -82,8 +84,13 @@ type groupKeys struct {
 	KillMode    string            `toml:"kill_mode"`
 	PidFile     string            `toml:"pidfile"`
 	LogFile     string            `toml:"logfile"`
-	SelfLock    bool              `toml:"self_lock"`
-	After       []string          `toml:"after"`
+	// ReadyFor, PidFileFor and LogFileFor give some nodes their own, as
+	// --ready:w1=CHECK does: { "w1" = "...", "2-3" = "..." }.
+	ReadyFor   map[string]string `toml:"ready_for"`
+	PidFileFor map[string]string `toml:"pidfile_for"`
+	LogFileFor map[string]string `toml:"logfile_for"`
+	SelfLock   bool              `toml:"self_lock"`
+	After      []string          `toml:"after"`
 }
 
 // findProjectFile returns the project file of the folder wd (multi.toml,
@@ -171,7 +178,7 @@ func (pf *projectFile) readTOML(b []byte) error {
 		key string
 		v   any
 		to  *time.Duration
-	}{{"settle", k.Settle, &pf.Settle}, {"ready_timeout", k.ReadyTimeout, &pf.ReadyTimeout}, {"stop_timeout", k.StopTimeout, &pf.StopTimeout},
+	}{{"settle", k.Settle, &pf.Settle}, {"ready_timeout", k.ReadyTimeout, &pf.ReadyTimeout}, {"stop_timeout", k.StopTimeout, &pf.StopTimeout}, {"lock_timeout", k.LockTimeout, &pf.LockTimeout},
 		{"backoff", k.Backoff, &pf.Backoff}, {"restart_window", k.RestartWindow, &pf.RestartWindow}} {
 		if d.v == nil {
 			continue
@@ -310,6 +317,24 @@ func (pf *projectFile) groupSpec(name string, g groupKeys) (nodes.Spec, error) {
 	}
 	for _, f := range files {
 		s.EnvFiles = append(s.EnvFiles, pf.path(f))
+	}
+	for _, per := range []struct {
+		name string
+		m    map[string]string
+		path bool
+	}{{"ready", g.ReadyFor, false}, {"pidfile", g.PidFileFor, true}, {"logfile", g.LogFileFor, true}} {
+		scopes := make([]string, 0, len(per.m))
+		for scope := range per.m {
+			scopes = append(scopes, scope)
+		}
+		slices.Sort(scopes) // the map lost the file's order; one order every time
+		for _, scope := range scopes {
+			v := per.m[scope]
+			if per.path {
+				v = pf.path(v)
+			}
+			s.NodeFiles = append(s.NodeFiles, nodes.Option{Name: per.name, Value: v, HasValue: true, Scope: scope})
+		}
 	}
 	if g.KillMode != "" {
 		var f flags

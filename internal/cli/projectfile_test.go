@@ -46,6 +46,8 @@ kill_mode = "process"
 
 [group.db]
 command = ["postgres", "-D", "data dir"]
+ready_for = { db = "tcp:127.0.0.1:5432" }
+pidfile_for = { db = "pids/db.pid" }
 
 [group.workers]
 command = "celery -A proj worker"
@@ -75,6 +77,13 @@ dir = "app"
 	}
 	if !slices.Equal(db.Command, []string{"postgres", "-D", "data dir"}) {
 		t.Errorf("db command %q", db.Command)
+	}
+	dbs, err := db.Nodes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dbs[0].Ready.String() != "tcp:127.0.0.1:5432" || dbs[0].PidFile != filepath.Join(dir, "pids", "db.pid") {
+		t.Errorf("db's own ready and pidfile: %v, %s", dbs[0].Ready, dbs[0].PidFile)
 	}
 	if w.Names[0] != "3" || w.RangePrefix != "workers" || w.Dir != filepath.Join(dir, "app") || len(w.Options) != 2 || w.Options[1].Scope != "1-2" || w.Options[1].Value != "4" {
 		t.Errorf("workers: %+v", w)
@@ -151,6 +160,16 @@ func TestProjectFileUntrusted(t *testing.T) {
 	}
 	if _, err := findProjectFile(dir); err == nil || !strings.Contains(err.Error(), "others can write to it") {
 		t.Errorf("a world-writable project file: %v", err)
+	}
+	if os.Geteuid() == 0 {
+		// As root, a file of another user's, though only they can write it.
+		other := writeProject(t, projectFileName, "[group.w]\ncommand = \"sleep 1\"\n")
+		if err := os.Chown(filepath.Join(other, projectFileName), 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := findProjectFile(other); err == nil || !strings.Contains(err.Error(), "owned by uid 65534") {
+			t.Errorf("a project file of another user's, read as root: %v", err)
+		}
 	}
 	big := writeProject(t, projectFileName, "# "+strings.Repeat("x", projectFileMax)+"\n")
 	if _, err := findProjectFile(big); err == nil || !strings.Contains(err.Error(), "larger than") {
