@@ -43,6 +43,9 @@ type sweptM struct{ m *testing.M }
 func (s sweptM) Run() int {
 	flag.Parse()
 	parallelByDefault()
+	if testutil.Emulator() != "" {
+		go breakStuckForks()
+	}
 	sweep := testutil.SweepCgroups()
 	defer sweep()
 	defer removeBuilds()

@@ -1,0 +1,132 @@
+package integration
+
+import (
+	"bytes"
+	"fmt"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// stuckMark starts the line breakStuckForks writes for each process it
+// kills: make test-arm64 runs the failed tests once more only when the
+// run's output holds it.
+const stuckMark = "emulator: killed a fork child stuck before its exec"
+
+// stuckAfter is how long a fork child may stay before its exec: one
+// takes milliseconds, even emulated.
+const stuckAfter = 20 * time.Second
+
+// breakStuckForks, under an emulator, kills every process that stays for
+// stuckAfter a fork child of a process of this test run that never got
+// to its exec: qemu-user now and then deadlocks such a child (every
+// signal blocked, one thread, its parent's command line; see
+// docs/reliability.md, "arm64 under qemu"), and its script would hang
+// until the test binary's timeout. The script then fails with its node's
+// start; the kill is said on stderr.
+func breakStuckForks() {
+	self := os.Getpid()
+	seen := map[string]time.Time{} // pid and start time: when first seen stuck
+	for range time.Tick(5 * time.Second) {
+		now := time.Now()
+		still := map[string]time.Time{}
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || pid == self {
+				continue
+			}
+			ppid, start, ok := stuckChild(pid)
+			if !ok || !descends(ppid, self) {
+				continue
+			}
+			key := fmt.Sprintf("%d/%s", pid, start)
+			first, was := seen[key]
+			if !was {
+				first = now
+			}
+			still[key] = first
+			if now.Sub(first) >= stuckAfter {
+				// Stuck before its exec: it runs no code of any node, and
+				// it is a child of this run's (pid, start time checked).
+				if _, again, ok := stuckChild(pid); ok && again == start {
+					syscall.Kill(pid, syscall.SIGKILL)
+					fmt.Fprintf(os.Stderr, "%s: pid %d, child of pid %d, after %s\n", stuckMark, pid, ppid, now.Sub(first).Round(time.Second))
+				}
+				delete(still, key)
+			}
+		}
+		seen = still
+	}
+}
+
+// stuckChild reports whether pid looks like a fork child stuck before its
+// exec: one thread, every signal blocked, the command line of its parent;
+// with its parent and its start time (field 22 of its stat).
+func stuckChild(pid int) (ppid int, start string, ok bool) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, "", false
+	}
+	var threads, blocked string
+	for _, line := range strings.Split(string(status), "\n") {
+		k, v, _ := strings.Cut(line, ":")
+		v = strings.TrimSpace(v)
+		switch k {
+		case "Threads":
+			threads = v
+		case "SigBlk":
+			blocked = v
+		case "PPid":
+			ppid, _ = strconv.Atoi(v)
+		}
+	}
+	// Every signal but the two the kernel never blocks (KILL, STOP) and
+	// the two glibc keeps for itself (32, 33): at least 60 bits set.
+	mask, err := strconv.ParseUint(blocked, 16, 64)
+	if threads != "1" || err != nil || bits.OnesCount64(mask) < 60 || ppid <= 1 {
+		return 0, "", false
+	}
+	cmd, err1 := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	parent, err2 := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", ppid))
+	if err1 != nil || err2 != nil || len(cmd) == 0 || !bytes.Equal(cmd, parent) {
+		return 0, "", false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, "", false
+	}
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	fields := strings.Fields(rest)
+	if len(fields) < 20 {
+		return 0, "", false
+	}
+	return ppid, fields[19], true
+}
+
+// descends reports whether pid is ancestor or one of its descendants.
+func descends(pid, ancestor int) bool {
+	for range 64 {
+		if pid == ancestor {
+			return true
+		}
+		if pid <= 1 {
+			return false
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+		if err != nil {
+			return false
+		}
+		_, rest, _ := strings.Cut(string(b), ") ")
+		f := strings.Fields(rest)
+		if len(f) < 2 {
+			return false
+		}
+		pid, _ = strconv.Atoi(f[1])
+	}
+	return false
+}
