@@ -133,6 +133,30 @@ func orderLines(t *testing.T, path string) []string {
 	return strings.Fields(strings.ReplaceAll(strings.TrimSpace(string(b)), " ", "_"))
 }
 
+// waitLines waits, up to a deadline, until the order file holds n lines
+// (a node writes its line after its exec, which may come after Start has
+// seen it hold its lock: under an emulator, long after), and returns them.
+func waitLines(t *testing.T, path string, n int) []string {
+	t.Helper()
+	var lines []string
+	pollUntil(t, fmt.Sprintf("%d lines in %s", n, path), func() bool {
+		lines = orderLines(t, path)
+		return len(lines) >= n
+	})
+	return lines
+}
+
+// allStarts reports whether every line says a node started: none found
+// what it needs not held.
+func allStarts(lines []string) bool {
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "start_") {
+			return false
+		}
+	}
+	return true
+}
+
 // before reports whether line a comes before line b in lines, both there.
 func before(lines []string, a, b string) bool {
 	i, j := slices.Index(lines, a), slices.Index(lines, b)
@@ -165,10 +189,12 @@ func TestAfterStartStopOrder(t *testing.T) {
 			t.Errorf("%q", r)
 		}
 	}
-	lines := orderLines(t, order)
-	if len(lines) != 4 || !before(lines, "start_db", "start_web1") || !before(lines, "start_db", "start_web2") ||
-		!before(lines, "start_web1", "start_api") || !before(lines, "start_web2", "start_api") {
-		t.Errorf("start order %q; want db, web1 and web2, api", lines)
+	// web1 and web2 wait for db's ready file, which db makes after its
+	// line; api's check that web1 and web2 hold their locks at its start
+	// is the proof of its order (their lines may come after its own).
+	lines := waitLines(t, order, 4)
+	if len(lines) != 4 || !allStarts(lines) || !before(lines, "start_db", "start_web1") || !before(lines, "start_db", "start_web2") {
+		t.Errorf("start order %q; want db, then web1 and web2, and api seeing them held", lines)
 	}
 	waitUp(t, c.Nodes...)
 
@@ -217,8 +243,12 @@ func TestAfterRestartOrder(t *testing.T) {
 			t.Errorf("%q", r)
 		}
 	}
-	if lines := orderLines(t, order); !slices.Equal(lines, []string{"start_db", "start_web", "stop_web", "stop_db", "start_db", "start_web"}) {
-		t.Errorf("order %q", lines)
+	// Each start line comes after the node's exec, which may be after a
+	// node it needs began: web's check that db holds its lock proves
+	// that order; the stops write before they exit, in order.
+	lines := waitLines(t, order, 6)
+	if len(lines) != 6 || !allStarts(lines[:2]) || !allStarts(lines[4:]) || !slices.Equal(lines[2:4], []string{"stop_web", "stop_db"}) {
+		t.Errorf("order %q; want the starts, stop_web, stop_db, the starts", lines)
 	}
 	waitUp(t, c.Nodes...)
 	if _, err := c.Kill(t.Context(), multi.StopOptions{}); err != nil {
@@ -328,7 +358,9 @@ func TestAfterOutside(t *testing.T) {
 func TestAfterFailedNeed(t *testing.T) {
 	t.Parallel()
 	c, order := needsCluster(t, "api", "web", "db", "other")
-	c.Nodes[2].Env = append(c.Nodes[2].Env, exitEnv+"=1")
+	// A native sh, not this binary: under an emulator a Go program takes
+	// longer to start than the settle window it must fail within.
+	c.Nodes[2].Command = []string{"sh", "-c", "exit 1"}
 	need(c, 1, "db", nodes.AfterReady)
 	need(c, 0, "web", nodes.AfterStarted)
 	res, err := c.Start(t.Context())
@@ -350,10 +382,10 @@ func TestAfterFailedNeed(t *testing.T) {
 	if res[3].Outcome != multi.Started {
 		t.Errorf("other: %q", res[3])
 	}
-	if lines := orderLines(t, order); !slices.Equal(lines, []string{"start_other", "start_db"}) && !slices.Equal(lines, []string{"start_db", "start_other"}) {
-		t.Errorf("started: %q; want db and other alone", lines)
+	waitUp(t, c.Nodes[3]) // its line is written before it says up
+	if lines := orderLines(t, order); !slices.Equal(lines, []string{"start_other"}) {
+		t.Errorf("started: %q; want other alone (db is a sh that exits 1)", lines)
 	}
-	waitUp(t, c.Nodes[3])
 	if _, err := c.StopWait(t.Context(), multi.StopOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +434,7 @@ func TestAfterDone(t *testing.T) {
 			if web.Outcome != multi.Started {
 				t.Errorf("web: %q", web)
 			}
-			if lines := orderLines(t, order); !slices.Equal(lines, []string{"start_migrate", "start_web"}) {
+			if lines := waitLines(t, order, 2); !slices.Equal(lines, []string{"start_migrate", "start_web"}) {
 				t.Errorf("order %q", lines)
 			}
 			// Run again at the next start: web runs, migrate does not.
@@ -466,7 +498,7 @@ func TestAfterDoneFast(t *testing.T) {
 			if err != nil || m.Outcome != multi.Started || web.Outcome != multi.Started || m.String() != "migrate: started, exited 0" {
 				t.Fatalf("Start: %v; %q, %q", err, m, web)
 			}
-			if lines := orderLines(t, order); !slices.Equal(lines, []string{"start_migrate", "start_web"}) {
+			if lines := waitLines(t, order, 2); !slices.Equal(lines, []string{"start_migrate", "start_web"}) {
 				t.Errorf("order %q", lines)
 			}
 			waitUp(t, c.Nodes[0])
