@@ -56,11 +56,13 @@ type RunOptions struct {
 	// each up to MaxBackoff; 0 means 1 s, and 1 min.
 	Backoff, MaxBackoff time.Duration
 	// Stdout and Stderr, if not nil, get the nodes' output, each line as
-	// "w1 | text"; else their logfiles do.
-	Stdout, Stderr io.Writer
-	Log            io.Writer // what Run says itself
-	ReadyFile      string    // made once every node is ready, removed at the stop
-	NotifySocket   string    // gets READY=1, STOPPING=1; "" means $NOTIFY_SOCKET
+	// "w1 | text" (after its RFC 3339 time with Timestamps; a JSON object
+	// of time, node, stream and line with JSONLines); else their logfiles do.
+	Stdout, Stderr        io.Writer
+	Timestamps, JSONLines bool
+	Log                   io.Writer // what Run says itself
+	ReadyFile             string    // made once every node is ready, removed at the stop
+	NotifySocket          string    // gets READY=1, STOPPING=1; "" means $NOTIFY_SOCKET
 	// WaitForLock makes a node whose lock another holds wait for it, and
 	// take the node over at the holder's death, instead of failing.
 	WaitForLock bool
@@ -107,7 +109,7 @@ func (c *Cluster) Run(ctx context.Context, o RunOptions) (int, error) {
 		AllowShared: c.AllowSharedFolders, WaitForLock: o.WaitForLock,
 		MaxRestarts: o.MaxRestarts, RestartWindow: cmp.Or(o.RestartWindow, time.Minute), Health: o.Health,
 		Live: o.Live, LiveInterval: cmp.Or(o.LiveInterval, 10*time.Second), LiveFailures: cmp.Or(o.LiveFailures, 3),
-		Log: o.Log, Stdout: o.Stdout, Stderr: o.Stderr,
+		Log: o.Log, Stdout: o.Stdout, Stderr: o.Stderr, Timestamps: o.Timestamps, JSONLines: o.JSONLines,
 	})
 	if errors.Is(why, ErrRunUnderWay) || errors.Is(why, errors.ErrUnsupported) {
 		return code, fmt.Errorf("multi: run: %w", why)

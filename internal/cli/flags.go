@@ -28,6 +28,10 @@ type flags struct {
 	Group, Lost, Rolling, SelfLock, WaitForLock, Follow bool
 	// DryRun and Prune are apply's.
 	DryRun, Prune bool
+	// Timestamps and LogFormat ("text" or "json") are run's, for the
+	// nodes' lines it prints.
+	Timestamps bool
+	LogFormat  string
 	// All: without names, every recorded node, not this project's only.
 	All bool
 	// Lines is how many of each logfile's last lines logs prints; -1: all.
@@ -245,6 +249,14 @@ func setOnExit(f *flags, v string) error {
 // flagAll: without names, every recorded node rather than this project's
 // (the nodes started in this working folder).
 var (
+	flagTimestamps = boolean(cli.BoolFlag{Name: "timestamps", Usage: "put the time each line of the nodes' output was read before it (RFC 3339, UTC, microseconds)"}, func(f *flags) *bool { return &f.Timestamps })
+	flagLogFormat  = &valueFlag{StringFlag: &cli.StringFlag{Name: "log-format", Usage: "the nodes' lines as `FORMAT` text (\"w1 | line\") or json (one object per line: time, node, stream, line)", Value: "text"}, set: func(f *flags, v string) error {
+		if v != "text" && v != "json" {
+			return fmt.Errorf("--log-format is text or json, not %q", v)
+		}
+		f.LogFormat = v
+		return nil
+	}}
 	flagDryRun = boolean(cli.BoolFlag{Name: "dry-run", Usage: "print, per node, what would be done and why; do nothing"}, func(f *flags) *bool { return &f.DryRun })
 	flagPrune  = boolean(cli.BoolFlag{Name: "prune", Usage: "also stop and forget the project's recorded nodes it no longer describes"}, func(f *flags) *bool { return &f.Prune })
 )

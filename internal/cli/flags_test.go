@@ -64,6 +64,8 @@ var flagCases = map[string]struct {
 	"lines":                {[]string{"-n", "3"}, func(a *call) bool { return a.Lines == 3 }},
 	"env":                  {[]string{"--env=A=1", "--env", "B=2"}, func(a *call) bool { return slices.Equal(a.Env, []string{"A=1", "B=2"}) }},
 	"env-file":             {[]string{"--env-file=a.env", "--env-file", "b.env"}, func(a *call) bool { return slices.Equal(a.EnvFiles, []string{"a.env", "b.env"}) }},
+	"timestamps":           {[]string{"--timestamps"}, func(a *call) bool { return a.Timestamps }},
+	"log-format":           {[]string{"--log-format=json"}, func(a *call) bool { return a.LogFormat == "json" }},
 	"dry-run":              {[]string{"--dry-run"}, func(a *call) bool { return a.DryRun }},
 	"prune":                {[]string{"--prune"}, func(a *call) bool { return a.Prune }},
 	"self-lock":            {[]string{"--self-lock"}, func(a *call) bool { return a.SelfLock }},

@@ -39,7 +39,8 @@ STOPPING=1 go to $NOTIFY_SOCKET (systemd Type=notify).
    multi run 4 --on-exit=restart --ready-file=/tmp/ready -- app
    multi run w1 --wait-for-lock --pidfile=/shared/%n.pid -- app`,
 		Flags: common(flagPidfile, flagLogfile, flagRundir, flagRunTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagEnv, flagEnvFile,
-			flagOnExit, flagReadyFile, flagWaitForLock, flagBackoff, flagReady, flagReadyTimeout, flagMaxRestarts, flagRestartWindow, flagHealth, flagLive, flagLiveInterval, flagLiveFailures),
+			flagOnExit, flagReadyFile, flagWaitForLock, flagBackoff, flagReady, flagReadyTimeout, flagMaxRestarts, flagRestartWindow, flagHealth, flagLive, flagLiveInterval, flagLiveFailures,
+			flagTimestamps, flagLogFormat),
 	}, runGrammar, func(c *cli.Context, a *call) (int, error) {
 		c.App.Metadata[ownSignals] = true
 		cl, err := cluster(c, a)
@@ -56,8 +57,11 @@ STOPPING=1 go to $NOTIFY_SOCKET (systemd Type=notify).
 			MaxRestarts: a.MaxRestarts, RestartWindow: a.RestartWindow, Health: a.Health,
 			Live: a.Live, LiveInterval: a.LiveInterval, LiveFailures: a.LiveFailures,
 			Log: c.App.ErrWriter}
+		opts.Timestamps, opts.JSONLines = a.Timestamps, a.LogFormat == "json"
 		if !logfileGiven(a) {
 			opts.Stdout, opts.Stderr = c.App.Writer, c.App.ErrWriter
+		} else if opts.Timestamps || opts.JSONLines {
+			return exitUsage, usage(c, errors.New("--timestamps and --log-format=json shape the nodes' lines run prints: with --logfile the nodes write their logfiles themselves"))
 		}
 		cl.Detach = false
 		o := newOutput(c, a)

@@ -125,8 +125,8 @@ func (r *run) prepare(cmd *exec.Cmd, n nodes.Node) func(error) {
 					return
 				}
 				r.out.Add(2)
-				go r.copyLines(r.o.Stdout, n.Name, or)
-				go r.copyLines(errw, n.Name, er)
+				go r.copyLines(r.o.Stdout, n.Name, "stdout", or)
+				go r.copyLines(errw, n.Name, "stderr", er)
 				r.keepStandby(standby, n, cmd)
 			}
 		}
@@ -161,22 +161,19 @@ func (r *run) keepStandby(standby bool, n nodes.Node, cmd *exec.Cmd) {
 	}
 }
 
-// copyLines copies a node's output to w, each line prefixed with the
-// node's name; a line too long for the buffer goes in pieces.
-func (r *run) copyLines(w io.Writer, name string, f *os.File) {
+// copyLines copies a node's output to w, each line formatted by
+// formatLine; a line too long for the buffer goes in pieces.
+func (r *run) copyLines(w io.Writer, name, stream string, f *os.File) {
 	defer r.out.Done()
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 64<<10)
-	prefix := []byte(name + " | ")
+	var buf []byte
 	for {
 		line, err := br.ReadSlice('\n')
 		if len(line) > 0 {
-			b := append(prefix[:len(prefix):len(prefix)], line...)
-			if b[len(b)-1] != '\n' {
-				b = append(b, '\n')
-			}
+			buf = r.o.formatLine(buf[:0], time.Now(), name, stream, line)
 			r.outMu.Lock()
-			w.Write(b)
+			w.Write(buf)
 			r.outMu.Unlock()
 		}
 		if err == bufio.ErrBufferFull {

@@ -9,7 +9,9 @@
 package supervise
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"syscall"
@@ -84,7 +86,36 @@ type Options struct {
 	Log    io.Writer // the run's own lines
 	Stdout io.Writer // the nodes' output, if not nil (else their logfiles)
 	Stderr io.Writer
+	// Timestamps puts the time each line was read before it (RFC 3339,
+	// UTC, microseconds); JSONLines writes each line as a JSON object
+	// (time, node, stream, line) instead of "w1 | text".
+	Timestamps, JSONLines bool
 }
+
+// formatLine appends to b a node's line as o's output has it, ending in
+// a newline: "w1 | text", after its time with Timestamps, or a JSON
+// object with JSONLines.
+func (o *Options) formatLine(b []byte, now time.Time, name, stream string, line []byte) []byte {
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	stamp := now.UTC().Format(stampLayout)
+	if o.JSONLines {
+		v, _ := json.Marshal(struct {
+			Time   string `json:"time"`
+			Node   string `json:"node"`
+			Stream string `json:"stream"`
+			Line   string `json:"line"`
+		}{stamp, name, stream, string(line)})
+		return append(append(b, v...), '\n')
+	}
+	if o.Timestamps {
+		b = append(append(b, stamp...), ' ')
+	}
+	b = append(append(b, name...), " | "...)
+	return append(append(b, line...), '\n')
+}
+
+// stampLayout is RFC 3339 in UTC with microseconds, as journald shows.
+const stampLayout = "2006-01-02T15:04:05.000000Z07:00"
 
 // The exit policies of [Options.OnExit].
 const (
