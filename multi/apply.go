@@ -44,22 +44,29 @@ type ApplyOptions struct {
 // others untouched, and stops and forgets o.Remove. The changes are in
 // c.Nodes' order, then o.Remove's.
 func (c *Cluster) Apply(ctx context.Context, o ApplyOptions) ([]Change, error) {
-	sts, err := c.Status(ctx)
-	if err != nil {
-		return nil, err
-	}
+	// A node Status cannot tell is left as it is, failed: the others go on.
+	sts, _ := c.Status(ctx)
 	rundir := c.call(StopOptions{}.plan()).rundir()
 	changes := make([]Change, 0, len(c.Nodes)+len(o.Remove))
 	var starts, restarts []string
+	var errs []error
 	for i, s := range sts {
 		ch := Change{Action: Keep, Result: Result{Node: c.Nodes[i], Outcome: AlreadyRunning, PID: s.PID}}
 		switch s.State {
+		case StateUnknown:
+			ch.Result = Result{Node: c.Nodes[i], Outcome: Failed, Err: s.Err}
+			errs = append(errs, s.Err)
+		case StateElsewhere:
+			ch.Why = []string{"held from another pid namespace: not compared"}
 		case StateRunning:
 			rec, err := record.Read(rundir, s.Node.Name)
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return nil, err
+				ch.Why = []string{"record: " + err.Error()}
 			}
-			if ch.Why = differs(c.Nodes[i], rec, err == nil); len(ch.Why) == 0 {
+			if len(ch.Why) == 0 {
+				ch.Why = differs(c.Nodes[i], rec, err == nil)
+			}
+			if len(ch.Why) == 0 {
 				ch.Why = envFilesChanged(c.Nodes[i], record.Path(rundir, s.Node.Name))
 			}
 			if len(ch.Why) > 0 {
@@ -76,9 +83,8 @@ func (c *Cluster) Apply(ctx context.Context, o ApplyOptions) ([]Change, error) {
 		changes = append(changes, Change{Action: Withdraw, Why: []string{"no longer described"}, Result: Result{Node: n}})
 	}
 	if o.DryRun {
-		return changes, nil
+		return changes, errors.Join(errs...)
 	}
-	var errs []error
 	results := map[string]Result{}
 	run := func(names []string, do func(*Cluster) ([]Result, error)) {
 		if len(names) == 0 {
