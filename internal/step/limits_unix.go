@@ -64,9 +64,23 @@ func setLimits(lims []Limit) error {
 		if err := setrlimit(res, l.Soft, l.Hard); err != nil {
 			return LimitError(l.Name, l.Soft, l.Hard, curHard, err)
 		}
+		// Read back: an emulator (qemu-user) answers success to an
+		// RLIMIT_AS it keeps to itself, and the node would run without it.
+		if soft, hard, ok := getrlimit(res); ok && (soft != l.Soft || hard != l.Hard) {
+			hint := ""
+			if l.Name == "as" {
+				hint = " (an emulator such as qemu-user keeps RLIMIT_AS to itself)"
+			}
+			return fmt.Errorf("--limit-%s=%s: set %s, but this process has %s: %w%s",
+				l.Name, formatLimit(l.Soft, l.Hard), rlimitName(l.Name), formatLimit(soft, hard), errLimitNotKept, hint)
+		}
 	}
 	return nil
 }
+
+// errLimitNotKept: the system took a limit, but the process does not
+// have it.
+var errLimitNotKept = errors.New("limit not kept")
 
 // LimitError is the error of a node's rlimit name that could not be set
 // to soft and hard: its flag and value, the resource and why; hard above

@@ -79,6 +79,15 @@ func hardLimit(resource int) uint64 {
 	return r.Max
 }
 
+// getrlimit is this process's soft and hard limits of resource.
+func getrlimit(resource int) (soft, hard uint64, ok bool) {
+	var r unix.Rlimit
+	if unix.Getrlimit(resource, &r) != nil {
+		return 0, 0, false
+	}
+	return r.Cur, r.Max, true
+}
+
 // setrlimit sets resource's soft and hard limits on this process
 // (through package syscall, which then leaves RLIMIT_NOFILE to the exec).
 func setrlimit(resource int, soft, hard uint64) error {

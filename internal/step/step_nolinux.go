@@ -32,5 +32,8 @@ func RlimitResource(name string) (int, bool) { return 0, false }
 // hardLimit is never asked for here.
 func hardLimit(resource int) uint64 { return ^uint64(0) }
 
+// getrlimit is never asked here.
+func getrlimit(resource int) (soft, hard uint64, ok bool) { return 0, 0, false }
+
 // setrlimit is never called here.
 func setrlimit(resource int, soft, hard uint64) error { return errors.ErrUnsupported }
