@@ -78,6 +78,21 @@ func canCgroup() bool {
 	return c.Mode == cgroup.Cgroup
 }
 
+// canLimit reports whether multi can apply a cgroup v2 limit of
+// controller (memory, cpu, pids) to the nodes it starts here.
+func canLimit(controller string) bool {
+	dir, err := os.MkdirTemp("", "cgcheck")
+	if err != nil {
+		return false
+	}
+	defer os.Remove(dir)
+	c := cgroup.Detect(dir)
+	if c.Mode == cgroup.Cgroup {
+		defer cgroup.RemoveParent(c.Parent)
+	}
+	return c.Available(controller) == nil
+}
+
 // killCgroups kills what is left in the cgroups of the nodes recorded in
 // rundir: a script that fails half way leaks no tree.
 func killCgroups(rundir string) {

@@ -12,5 +12,8 @@ func cmdMarked(ts *testscript.TestScript, neg bool, args []string) {
 // canCgroup: cgroups are Linux's.
 func canCgroup() bool { return false }
 
+// canLimit is false: there are no cgroups off Linux.
+func canLimit(controller string) bool { return false }
+
 // killCgroups: there are none off Linux.
 func killCgroups(rundir string) {}

@@ -259,6 +259,10 @@ func scriptParams(t *testing.T) testscript.Params {
 			case "cgroup":
 				// multi can make a cgroup v2 folder for its nodes here.
 				return canCgroup(), nil
+			case "limit:memory", "limit:cpu", "limit:pids":
+				// multi can apply a cgroup v2 limit of that controller
+				// to its nodes here.
+				return canLimit(strings.TrimPrefix(cond, "limit:")), nil
 			case "pidns":
 				// Pid 1 of a private pid namespace: TestPidNamespace.
 				return os.Getpid() == 1 && os.Getenv(nsUnitEnv) != "", nil

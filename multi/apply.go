@@ -160,6 +160,7 @@ func differs(want, rec nodes.Node, found bool) []string {
 	add("env_files", slices.Equal(want.EnvFiles, rec.EnvFiles))
 	add("ready", want.Ready.String() == rec.Ready.String())
 	add("kill_mode", want.KillMode == rec.KillMode)
+	add("limits", want.Limits == rec.Limits)
 	add("self_lock", want.SelfLock == rec.SelfLock)
 	add("after", slices.Equal(want.After, rec.After))
 	add("pidfile", want.PidFile == rec.PidFile)

@@ -134,10 +134,26 @@ func (c *call) startCgroup(cg cgroup.Containment, prev nodes.Node, hasPrev bool,
 			}
 		}
 	}
+	settings := cgroupSettings(n)
 	if cg.Mode != cgroup.Cgroup {
+		if len(settings) > 0 {
+			// Refused before anything started (checkLimits); a
+			// library caller's node given a cgroup limit as it starts.
+			return "", nil, fmt.Errorf("%w: %s: %w", ErrLimitUnavailable, settings[0].Flag, cg.Available(settings[0].Controller))
+		}
 		return "", nil, nil
 	}
-	return cgroup.Make(cg, n.Name)
+	path, held, err := cgroup.Make(cg, n.Name)
+	if err != nil || len(settings) == 0 {
+		return path, held, err
+	}
+	// The node's limits, in its folder before its process joins it.
+	if err := cgroup.SetLimits(held, settings); err != nil {
+		held.Close()
+		cgroup.Remove(path, c.rundir(), n.Name)
+		return "", nil, err
+	}
+	return path, held, nil
 }
 
 // treeGone waits, after r's lock holder is gone, until nothing is left in

@@ -35,6 +35,11 @@ var (
 	ErrLingering            = errors.New("lingering")   // see [LingeringError]
 	ErrNeedGraph            = errors.New("bad after")   // a cycle of [nodes.Node.After], or a need naming no node: nothing done
 	ErrNeedUnmet            = errors.New("need unmet")  // a node it needs failed, or is down: not started (or one it needs not stopped)
+
+	// ErrLimitUnavailable: a node's cgroup v2 limit ([nodes.Limits])
+	// cannot apply here (no cgroup of its own, or its controller not
+	// available to multi): nothing done.
+	ErrLimitUnavailable = errors.New("limit cannot apply here")
 )
 
 // The verbs' other errors, which callers read as text.

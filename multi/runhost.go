@@ -91,7 +91,7 @@ func (h *runHost) results() []Result {
 func (h *runHost) Check(extra error) ([]supervise.Outcome, bool) {
 	c := h.v
 	results := c.results()
-	ok := c.checkDistinct("run", results) && c.checkFiles("run", results) && c.checkRecords("run", results) && c.makeRunDir("run", results)
+	ok := c.checkDistinct("run", results) && c.checkFiles("run", results) && c.checkRecords("run", results) && c.checkLimits("run", results) && c.makeRunDir("run", results)
 	if ok && extra != nil {
 		for i := range results {
 			results[i].fail("run", extra)

@@ -20,7 +20,7 @@ import (
 func (c *Cluster) Start(ctx context.Context) ([]Result, error) {
 	v := c.call(StopOptions{}.plan())
 	results := v.results()
-	if !v.checkDistinct("start", results) || !v.checkFiles("start", results) || !v.checkRecords("start", results) {
+	if !v.checkDistinct("start", results) || !v.checkFiles("start", results) || !v.checkRecords("start", results) || !v.checkLimits("start", results) {
 		return results, joinErrs(results)
 	}
 	if hasAfter(c.Nodes) {
@@ -117,7 +117,7 @@ func (c *Cluster) Restart(ctx context.Context, o RestartOptions) ([]Result, erro
 	v := c.call(o.Stop.plan())
 	v.startsOwnReport = true // restartOne reports each start
 	results := v.treeResults()
-	if !v.checkDistinct("restart", results) || !v.checkFiles("restart", results) || !v.checkRecords("restart", results) || !v.makeRunDir("restart", results) {
+	if !v.checkDistinct("restart", results) || !v.checkFiles("restart", results) || !v.checkRecords("restart", results) || !v.checkLimits("restart", results) || !v.makeRunDir("restart", results) {
 		// Nothing could be started again: nothing is stopped either.
 		return results, joinErrs(results)
 	}

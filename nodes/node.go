@@ -79,6 +79,10 @@ type Node struct {
 	// syntax, see [ReadEnvFile]) read at every start, after Env; only
 	// their paths are recorded, never what they hold.
 	EnvFiles []string `json:"env_files,omitempty"`
+	// Limits are what its process may not pass (rlimits, cgroup v2
+	// limits), set at every start; recorded, so that restart sets them
+	// again.
+	Limits Limits `json:"limits,omitzero"`
 	// Recorded is the process the node's record named when the node was
 	// resolved from it (as multi's command line does; zero from
 	// Spec.Nodes): multi checks its pidfile's holder against it.

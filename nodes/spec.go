@@ -61,6 +61,8 @@ type Spec struct {
 	// EnvFiles sets [Node.EnvFiles] on every node, each path relative to
 	// Dir.
 	EnvFiles []string
+	// Limits sets [Node.Limits] on every node.
+	Limits Limits
 	// Ready is the readiness check template of every node ([Node.Ready]);
 	// a NodeFiles entry named "ready" gives some nodes their own.
 	Ready string
@@ -171,6 +173,10 @@ func (s Spec) nodesFrom(first int) ([]Node, error) {
 		}
 		envFiles = append(envFiles, filepath.Clean(f))
 	}
+	limits, err := s.Limits.checked()
+	if err != nil {
+		return nil, err
+	}
 	rundir := s.RunDir
 	if rundir == "" {
 		rundir = DefaultRunDir()
@@ -180,7 +186,7 @@ func (s Spec) nodesFrom(first int) ([]Node, error) {
 	raw := make([]string, len(names))
 	t := newTaken()
 	for i, name := range names {
-		n := Node{Index: first + i, Host: host, Dir: s.Dir, Env: s.Env, SelfLock: s.SelfLock, Group: s.Group, After: after, EnvFiles: envFiles}
+		n := Node{Index: first + i, Host: host, Dir: s.Dir, Env: s.Env, SelfLock: s.SelfLock, Group: s.Group, After: after, EnvFiles: envFiles, Limits: limits}
 		if short, h, ok := strings.Cut(name, "@"); ok {
 			// A full name keeps its host and takes no prefix.
 			full, err := hostFormat(name)

@@ -105,3 +105,26 @@ func Check(path, rundir, name string) error {
 	}
 	return nil
 }
+
+// A Setting is one cgroup v2 limit of a node: the value written into the
+// file of its cgroup folder that its controller adds (memory.max), before
+// the node's process joins it.
+type Setting struct {
+	// Controller is the controller whose file it is: memory, cpu, pids.
+	Controller string
+	// File and Value: what is written where, in the node's folder.
+	File, Value string
+	// Flag names the limit in errors: --memory-max.
+	Flag string
+}
+
+// Available returns nil when controller can limit the nodes under c: its
+// mode is Cgroup, and the rundir's folder lists the controller in its
+// cgroup.controllers (multi then enables it for the nodes' folders).
+// Otherwise it says why not, naming the folder and what it lists.
+func (c Containment) Available(controller string) error {
+	if c.Mode != Cgroup {
+		return fmt.Errorf("controller %s not available: nodes here have no cgroup of their own, their containment is their session (%s)", controller, c.Why)
+	}
+	return available(c.Parent, controller)
+}

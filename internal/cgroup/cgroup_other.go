@@ -110,3 +110,12 @@ func (s *Scratch) FD() int { return -1 }
 
 // Close does nothing.
 func (s *Scratch) Close() ([]int, error) { return nil, nil }
+
+// available is never asked off Linux, where the mode is Session.
+func available(parent, controller string) error { return errors.ErrUnsupported }
+
+// Controllers is errors.ErrUnsupported off Linux.
+func Controllers(dir string) ([]string, error) { return nil, errors.ErrUnsupported }
+
+// SetLimits is errors.ErrUnsupported off Linux.
+func SetLimits(node *os.File, settings []Setting) error { return errors.ErrUnsupported }

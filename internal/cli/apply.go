@@ -34,17 +34,17 @@ func applyCommand() *cli.Command {
 above), or the nodes and command given, with each node's record: a node not
 running is started; one whose command, options, environment, env files
 (their paths, or a file modified since it started), folder, files, readiness
-check, kill mode or after edges differ is restarted, --max-unavailable at a
-time, each up (and ready) before the next goes down; the others are left
-untouched, same process. --prune also stops and forgets the nodes recorded
-for the project's groups (started in this folder, from the command line)
-that it no longer describes. --dry-run prints, per node, what would happen
-and why.
+check, kill mode, limits or after edges differ is restarted,
+--max-unavailable at a time, each up (and ready) before the next goes down;
+the others are left untouched, same process. --prune also stops and forgets
+the nodes recorded for the project's groups (started in this folder, from
+the command line) that it no longer describes. --dry-run prints, per node,
+what would happen and why.
 
    multi apply --dry-run
    multi apply --prune --timeout=30s
    multi apply workers`,
-		Flags: common(flagRundir, flagTimeout, flagWait, flagMaxUnavailable, flagSettle, flagReady, flagReadyTimeout, flagEnv, flagEnvFile, flagJSON, flagDryRun, flagPrune),
+		Flags: common(withLimits(flagRundir, flagTimeout, flagWait, flagMaxUnavailable, flagSettle, flagReady, flagReadyTimeout, flagEnv, flagEnvFile, flagJSON, flagDryRun, flagPrune)...),
 	}, applyGrammar, func(c *cli.Context, a *call) (int, error) {
 		return apply(c, a, nil)
 	})

@@ -22,7 +22,10 @@ delegated, no cgroup.kill before Linux 5.14, MULTI_CONTAINMENT=session)
 a node is its lock holder and its session: the members of its session,
 found in /proc, are counted and stopped as a cgroup's are, but one that
 left the session (setsid) is not found. check says which applies, for
-this user and rundir, and why not the other.
+this user and rundir, and why not the other; and which cgroup v2 limits
+(--memory-max, --memory-high, --cpu-max, --pids-max) a start can apply
+here, and why not: each needs its controller in the cgroup.controllers of
+the rundir's cgroup folder, and a start given one that cannot apply fails.
 
    multi check`,
 		Flags: common(flagRundir),
@@ -32,6 +35,14 @@ this user and rundir, and why not the other.
 		dir := rundir(a)
 		cg := cgroup.Detect(dir)
 		run := cgroup.RunPlacement(dir)
+		var limits []string
+		for _, l := range cgroupLimitFlags {
+			if err := cg.Available(l.controller); err != nil {
+				limits = append(limits, fmt.Sprintf("%s: %v", l.flags, err))
+			} else {
+				limits = append(limits, fmt.Sprintf("%s: available (the %s controller, enabled for each node's cgroup)", l.flags, l.controller))
+			}
+		}
 		if cg.Mode == cgroup.Cgroup {
 			cgroup.RemoveParent(cg.Parent)
 		}
@@ -48,6 +59,16 @@ this user and rundir, and why not the other.
 		} else if cg.Mode == cgroup.Cgroup {
 			fmt.Fprintf(w, "multi run: stays in its cgroup: %s\n", run.Why)
 		}
+		for _, l := range limits {
+			fmt.Fprintln(w, l)
+		}
 		return exitOK, nil
 	})
+}
+
+// cgroupLimitFlags are the flags of the cgroup v2 limits, by controller.
+var cgroupLimitFlags = []struct{ controller, flags string }{
+	{"memory", "--memory-max, --memory-high"},
+	{"cpu", "--cpu-max"},
+	{"pids", "--pids-max"},
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -64,6 +65,8 @@ type flags struct {
 	// Clean and KillMode: a node's tree (its cgroup) at start.
 	Clean    bool
 	KillMode string
+	// Limits are the --limit-* and cgroup limit flags given.
+	Limits nodes.Limits
 
 	// Signal is the -SIGNAL given, 0 if none; SignalText is it as written
 	// (without the dash).
@@ -317,4 +320,36 @@ func setKillMode(f *flags, v string) error {
 	}
 	f.KillMode = v
 	return nil
+}
+
+// limitFlag is the flag of the node limit name (nodes.LimitNames): it
+// sets that limit of every node, checked and recorded.
+func limitFlag(name, usage string) *valueFlag {
+	flag := nodes.LimitFlag(name)
+	return &valueFlag{StringFlag: &cli.StringFlag{Name: strings.TrimPrefix(flag, "--"), Usage: usage}, set: func(f *flags, v string) error {
+		if err := f.Limits.Set(name, v); err != nil {
+			return fmt.Errorf("%s: %w", flag, err)
+		}
+		return nil
+	}}
+}
+
+// The flags of what a node's process may not pass: rlimits, set in its
+// process before its exec, and cgroup v2 limits, written into its cgroup
+// before it joins.
+var (
+	flagLimitNofile = limitFlag("nofile", "the nodes' RLIMIT_NOFILE (open files), soft and hard: `N` or SOFT:HARD (infinity: none), as systemd's LimitNOFILE=; recorded")
+	flagLimitNproc  = limitFlag("nproc", "the nodes' RLIMIT_NPROC (processes of their user), soft and hard: `N` or SOFT:HARD; recorded")
+	flagLimitCore   = limitFlag("core", "the nodes' RLIMIT_CORE, soft and hard: `BYTES` (K, M, G) or SOFT:HARD; 0: no core dumps; recorded")
+	flagLimitAS     = limitFlag("as", "the nodes' RLIMIT_AS (address space), soft and hard: `BYTES` (512M, 2G) or SOFT:HARD; recorded")
+	flagMemoryMax   = limitFlag("memory_max", "the nodes' cgroup memory.max: `BYTES` (512M, 2G) or max; a start where the memory controller is not multi's fails (multi check says); recorded")
+	flagMemoryHigh  = limitFlag("memory_high", "the nodes' cgroup memory.high (throttled above): `BYTES` or max; as --memory-max")
+	flagCPUMax      = limitFlag("cpu_max", "the nodes' cgroup cpu.max: `SHARE` of one CPU (50%, 200%), \"QUOTA PERIOD\" in microseconds, or max; as --memory-max, with the cpu controller")
+	flagPidsMax     = limitFlag("pids_max", "the nodes' cgroup pids.max: `N` tasks or max; as --memory-max, with the pids controller")
+)
+
+// withLimits adds the flags of a node's limits, which every verb that
+// starts nodes takes, to a command's own flags.
+func withLimits(flags ...cli.Flag) []cli.Flag {
+	return append(flags, flagLimitNofile, flagLimitNproc, flagLimitCore, flagLimitAS, flagMemoryMax, flagMemoryHigh, flagCPUMax, flagPidsMax)
 }

@@ -216,6 +216,11 @@ func (pf *projectFile) nodes(a *call, rundir string, only []string, skipped func
 			s.LogFile = a.LogFile
 		}
 		s.SelfLock = s.SelfLock || a.SelfLock
+		for _, name := range nodes.LimitNames {
+			if v := a.Limits.Get(name); v != "" {
+				s.Limits.Set(name, v) // checked as the flag was given
+			}
+		}
 		ns, err := record.Resolve(s, a.AllowSharedFolders, skipped)
 		if err != nil {
 			return nil, fmt.Errorf("%s: group %s: %w", pf.Path, g.Name, err)

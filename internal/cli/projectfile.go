@@ -91,6 +91,37 @@ type groupKeys struct {
 	LogFileFor map[string]string `toml:"logfile_for"`
 	SelfLock   bool              `toml:"self_lock"`
 	After      []string          `toml:"after"`
+	// The nodes' limits, as the flags of those names give them: a
+	// number, or a string ("1024:4096", "512M", "50%", "max").
+	LimitNofile any `toml:"limit_nofile"`
+	LimitNproc  any `toml:"limit_nproc"`
+	LimitCore   any `toml:"limit_core"`
+	LimitAS     any `toml:"limit_as"`
+	MemoryMax   any `toml:"memory_max"`
+	MemoryHigh  any `toml:"memory_high"`
+	CPUMax      any `toml:"cpu_max"`
+	PidsMax     any `toml:"pids_max"`
+}
+
+// limits are the group's limits, each key checked as its flag is.
+func (g groupKeys) limits() (nodes.Limits, error) {
+	var l nodes.Limits
+	for _, k := range []struct {
+		key, name string
+		v         any
+	}{{"limit_nofile", "nofile", g.LimitNofile}, {"limit_nproc", "nproc", g.LimitNproc}, {"limit_core", "core", g.LimitCore}, {"limit_as", "as", g.LimitAS},
+		{"memory_max", "memory_max", g.MemoryMax}, {"memory_high", "memory_high", g.MemoryHigh}, {"cpu_max", "cpu_max", g.CPUMax}, {"pids_max", "pids_max", g.PidsMax}} {
+		switch v := k.v.(type) {
+		case nil:
+		case string, int64:
+			if err := l.Set(k.name, fmt.Sprint(v)); err != nil {
+				return l, fmt.Errorf("%s: %w", k.key, err)
+			}
+		default:
+			return l, fmt.Errorf("%s: want a number or a string, not %v", k.key, nodes.Printable(fmt.Sprint(v)))
+		}
+	}
+	return l, nil
 }
 
 // findProjectFile returns the project file of the folder wd (multi.toml,
@@ -341,6 +372,9 @@ func (pf *projectFile) groupSpec(name string, g groupKeys) (nodes.Spec, error) {
 		if err := setKillMode(&f, g.KillMode); err != nil {
 			return s, fmt.Errorf("kill_mode: %w", err)
 		}
+	}
+	if s.Limits, err = g.limits(); err != nil {
+		return s, err
 	}
 	return s, nil
 }

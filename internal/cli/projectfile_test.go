@@ -43,6 +43,14 @@ after = ["db:ready"]
 env = { B = "2", A = "1" }
 env_file = ".env"
 kill_mode = "process"
+limit_nofile = 4096
+limit_nproc = "64:128"
+limit_core = 0
+limit_as = "1G"
+memory_max = "512M"
+memory_high = 268435456
+cpu_max = "50%"
+pids_max = "max"
 
 [group.db]
 command = ["postgres", "-D", "data dir"]
@@ -74,6 +82,13 @@ dir = "app"
 	if web.KillMode != "process" || !slices.Equal(web.Spec.After, []string{"db:ready"}) || !slices.Equal(web.Spec.Env, []string{"A=1", "B=2"}) ||
 		!slices.Equal(web.Spec.EnvFiles, []string{filepath.Join(dir, ".env")}) || web.Spec.Names[0] != "web" || web.Spec.Group != "web" {
 		t.Errorf("web: %+v", web)
+	}
+	if want := (nodes.Limits{NOFILE: "4096", NPROC: "64:128", Core: "0", AS: "1073741824", MemoryMax: "536870912",
+		MemoryHigh: "268435456", CPUMax: "50000 100000", PidsMax: "max"}); web.Spec.Limits != want {
+		t.Errorf("web's limits %+v; want %+v", web.Spec.Limits, want)
+	}
+	if db.Limits != (nodes.Limits{}) {
+		t.Errorf("db's limits %+v; want none", db.Limits)
 	}
 	if !slices.Equal(db.Command, []string{"postgres", "-D", "data dir"}) {
 		t.Errorf("db command %q", db.Command)
@@ -137,6 +152,11 @@ func TestProjectFileRefused(t *testing.T) {
 		{"multi.toml", "[group.w\ncommand = 1\n", "line 2: expected"},
 		{"multi.toml", "settle = \"soon\"\n[group.w]\ncommand = \"x\"\n", "settle wants a positive duration"},
 		{"multi.toml", "[group.w]\ncommand = \"x\"\nkill_mode = \"all\"\n", "kill_mode"},
+		{"multi.toml", "[group.w]\ncommand = \"x\"\nlimit_nofile = -1\n", `group w: limit_nofile: bad limit: want N or SOFT:HARD (numbers, or infinity), not "-1"`},
+		{"multi.toml", "[group.w]\ncommand = \"x\"\nlimit_nofile = \"128:64\"\n", "limit_nofile: bad limit: soft limit 128 above the hard limit 64"},
+		{"multi.toml", "[group.w]\ncommand = \"x\"\nmemory_max = 1.5\n", "memory_max: want a number or a string, not 1.5"},
+		{"multi.toml", "[group.w]\ncommand = \"x\"\nlimit_nofiles = 64\n", "unknown key group.w.limit_nofiles: did you mean limit_nofile?"},
+		{"multi.toml", "[group.w]\ncommand = \"x\"\nmemory_mx = \"1G\"\n", "did you mean memory_max?"},
 		{"multi.toml", "[group.w]\ncommand = \"x\"\noptions = [\"-c\", \"4\", \"extra\"]\n", "options"},
 		{"multi.toml", "rundir = \"x\"\n", "no [group.NAME] table"},
 		{"Procfile", "web bundle exec\n", "line 1: want NAME: COMMAND"},

@@ -38,9 +38,9 @@ STOPPING=1 go to $NOTIFY_SOCKET (systemd Type=notify).
    multi run w1 w2 w3 -- worker --name=%n
    multi run 4 --on-exit=restart --ready-file=/tmp/ready -- app
    multi run w1 --wait-for-lock --pidfile=/shared/%n.pid -- app`,
-		Flags: common(flagPidfile, flagLogfile, flagRundir, flagRunTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagEnv, flagEnvFile,
+		Flags: common(withLimits(flagPidfile, flagLogfile, flagRundir, flagRunTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagEnv, flagEnvFile,
 			flagOnExit, flagReadyFile, flagWaitForLock, flagBackoff, flagReady, flagReadyTimeout, flagMaxRestarts, flagRestartWindow, flagHealth, flagLive, flagLiveInterval, flagLiveFailures,
-			flagTimestamps, flagLogFormat),
+			flagTimestamps, flagLogFormat)...),
 	}, runGrammar, func(c *cli.Context, a *call) (int, error) {
 		c.App.Metadata[ownSignals] = true
 		cl, err := cluster(c, a)

@@ -64,7 +64,7 @@ that is down. A node running another command than the one given: FAILED.
    multi start A B C D -c:1 4 -c:2-4 8 -- worker --name=%h
    multi start w1 --self-lock -- mygonode
    multi start`,
-		flags:   common(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle, flagEnv, flagEnvFile, flagAll, flagReady, flagReadyTimeout, flagClean, flagKillMode),
+		flags:   common(withLimits(flagPidfile, flagLogfile, flagRundir, flagSelfLock, flagLockTimeout, flagSettle, flagEnv, flagEnvFile, flagAll, flagReady, flagReadyTimeout, flagClean, flagKillMode)...),
 		grammar: grammar{forward: true, starts: true, project: true},
 		do:      start}
 	verbStop = lifecycle{name: "stop", usage: "send a signal (default TERM) and return",
@@ -114,7 +114,7 @@ this command's environment, not the one it was first started with.
    multi restart --rolling --timeout=30s
    multi restart w2 --timeout=10s
    multi restart w1 -c 8`,
-		flags:   common(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagSettle, flagLost, flagRolling, flagEnv, flagEnvFile, flagAll, flagReady, flagReadyTimeout, flagMaxUnavailable),
+		flags:   common(withLimits(flagPidfile, flagLogfile, flagRundir, flagTimeout, flagWait, flagGroup, flagSelfLock, flagLockTimeout, flagSettle, flagLost, flagRolling, flagEnv, flagEnvFile, flagAll, flagReady, flagReadyTimeout, flagMaxUnavailable)...),
 		grammar: grammar{signal: true, endsNodes: true, forward: true, starts: true, project: true},
 		do:      (*multi.Cluster).Restart}
 )
@@ -263,6 +263,7 @@ func resolve(c *cli.Context, a *call) ([]nodes.Node, error) {
 		Env:         a.Env,
 		EnvFiles:    a.EnvFiles,
 		Ready:       a.Ready,
+		Limits:      a.Limits,
 	}
 	if a.Suffix != nil {
 		spec.Host = *a.Suffix

@@ -49,12 +49,29 @@ func spawnDirect(ctx context.Context, rp *Reaper, n nodes.Node, env []string) (*
 	if !ok {
 		return nil, errUseStep
 	}
+	lims := rlimitsOf(n)
+	ownNofile := false
+	for _, l := range lims {
+		ownNofile = ownNofile || l.Name == "nofile"
+	}
 	nofile, setNofile, ok := nofileFor()
-	if !ok {
+	if ownNofile {
+		// The node's own replaces the caller's, which need not be known.
+		setNofile, ok = false, true
+	}
+	if !ok || len(lims) > maxLimits {
 		return nil, errUseStep
 	}
 	ch := &Child{node: n, born: time.Now(), bornTicks: proc.NowTicks()}
 	p := &forkPlan{wd: -1, readyTo: -1, nofile: nofile, setNofile: setNofile}
+	for _, l := range lims {
+		res, ok := step.RlimitResource(l.Name)
+		if !ok {
+			return nil, errUseStep // the step says why
+		}
+		p.limits[p.nlimits] = childLimit{resource: uintptr(res), lim: unix.Rlimit{Cur: l.Soft, Max: l.Hard}}
+		p.nlimits++
+	}
 	for i := range p.src {
 		p.src[i] = -1
 	}
@@ -156,7 +173,15 @@ func spawnDirect(ctx context.Context, rp *Reaper, n nodes.Node, env []string) (*
 			return nil, errUseStep
 		}
 		directTaken.Add(1)
-		return nil, directFailure(n, argv[0], msg[1], syscall.Errno(binary.LittleEndian.Uint32(msg[4:8])))
+		e := syscall.Errno(binary.LittleEndian.Uint32(msg[4:8]))
+		if msg[1] == stageLimit && int(msg[2]) < len(lims) {
+			l := lims[msg[2]]
+			res, _ := step.RlimitResource(l.Name)
+			var cur unix.Rlimit
+			unix.Getrlimit(res, &cur) // the child's, before its own: this process's
+			return nil, step.LimitError(l.Name, l.Soft, l.Hard, cur.Max, e)
+		}
+		return nil, directFailure(n, argv[0], msg[1], e)
 	}
 	ch.cmd = cmd
 	directTaken.Add(1)
@@ -250,7 +275,7 @@ func directEnviron(env []string, n nodes.Node, lockFD int) []string {
 // node never sees.
 func stepOwn(k string) bool {
 	switch k {
-	case stepEnv, stepDirEnv, stepCgroupEnv, stepPathEnv, stepProcsEnv, stepReadyEnv, StepOutEnv, StepStandbyEnv, safefs.SharedEnv:
+	case stepEnv, stepDirEnv, stepCgroupEnv, stepPathEnv, stepProcsEnv, stepReadyEnv, stepLimitsEnv, StepOutEnv, StepStandbyEnv, safefs.SharedEnv:
 		return true
 	}
 	return false

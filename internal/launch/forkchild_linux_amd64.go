@@ -32,6 +32,7 @@ const (
 	stageTruncate = 1 + iota
 	stageWrite
 	stageCgroup
+	stageLimit // the report's third byte says which of the plan's limits
 	stageExec
 )
 
@@ -68,6 +69,11 @@ type forkPlan struct {
 
 	nofile    unix.Rlimit // the caller's RLIMIT_NOFILE, set if setNofile
 	setNofile bool
+	// limits are the node's own rlimits, the first nlimits of them, set
+	// after nofile (one of them may be RLIMIT_NOFILE: then setNofile is
+	// false).
+	limits  [maxLimits]childLimit
+	nlimits int
 
 	keep   [fdCount]int // the child's: sorted, the descriptors kept open
 	flock  unix.Flock_t
@@ -76,6 +82,16 @@ type forkPlan struct {
 	report [8]byte
 	dfl    [4]uint64 // a kernel sigaction: SIG_DFL, no flags, empty mask
 	empty  uint64    // an empty signal mask
+}
+
+// maxLimits is how many rlimits a node may have: nofile, nproc, core, as.
+const maxLimits = 4
+
+// A childLimit is one rlimit the child sets: prlimit64's resource and
+// value.
+type childLimit struct {
+	resource uintptr
+	lim      unix.Rlimit
 }
 
 // forkChild forks the child, which runs the plan and never returns; the
@@ -207,6 +223,14 @@ func childRun(p *forkPlan) {
 	if p.setNofile {
 		syscall.RawSyscall6(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_NOFILE, uintptr(unsafe.Pointer(&p.nofile)), 0, 0, 0)
 	}
+	// The node's own limits, last: a limit that cannot be set fails the
+	// start, naming it.
+	for i := 0; i < p.nlimits && i < len(p.limits); i++ {
+		if _, _, e := syscall.RawSyscall6(unix.SYS_PRLIMIT64, 0, p.limits[i].resource, uintptr(unsafe.Pointer(&p.limits[i].lim)), 0, 0, 0); e != 0 {
+			p.report[2] = byte(i)
+			childFail(p, stageLimit, e)
+		}
+	}
 	syscall.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&p.empty)), 0, 8, 0, 0)
 	_, _, e := syscall.RawSyscall(unix.SYS_EXECVE, uintptr(p.path), uintptr(p.argv), uintptr(p.envv))
 	childFail(p, stageExec, e)
@@ -260,7 +284,8 @@ func childFail(p *forkPlan, stage byte, e syscall.Errno) {
 	childExit(p, reportFailed, stage, e)
 }
 
-// childExit writes the report and exits.
+// childExit writes the report (its third byte as the caller left it) and
+// exits.
 //
 //go:norace
 //go:nocheckptr

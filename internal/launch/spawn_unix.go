@@ -39,6 +39,9 @@ func Spawn(ctx context.Context, rp *Reaper, n nodes.Node, env []string, lockTime
 	if err != nil {
 		return nil, err
 	}
+	if _, err := n.Limits.Rlimits(); err != nil {
+		return nil, err // a record not written by multi: nothing to start with
+	}
 	done, err := tasks.take(stepTasks)
 	if err != nil {
 		return nil, err

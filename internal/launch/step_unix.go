@@ -21,11 +21,12 @@ const (
 	stepPathEnv   = step.PathEnv
 	stepProcsEnv  = step.ProcsEnv
 	stepReadyEnv  = step.ReadyEnv
+	stepLimitsEnv = step.LimitsEnv
 )
 
 // stepEnviron is the exec step's environment: the node's, plus what the
 // step needs.
-func stepEnviron(env []string, step string, n nodes.Node) []string {
+func stepEnviron(env []string, mode string, n nodes.Node) []string {
 	procs := ""
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "GOMAXPROCS="); ok {
@@ -36,10 +37,13 @@ func stepEnviron(env []string, step string, n nodes.Node) []string {
 	if p, ok := LookPATH(env); ok {
 		lookup = "=" + p
 	}
-	out := append(env[:len(env):len(env)], stepEnv+"="+step, nodes.EnvNode+"="+n.FullName(),
+	out := append(env[:len(env):len(env)], stepEnv+"="+mode, nodes.EnvNode+"="+n.FullName(),
 		stepProcsEnv+"="+procs, stepPathEnv+"="+lookup, "GOMAXPROCS=1")
 	if n.Dir != "" {
 		out = append(out, stepDirEnv+"=1")
+	}
+	if lims := rlimitsOf(n); len(lims) > 0 {
+		out = append(out, stepLimitsEnv+"="+step.FormatLimits(lims))
 	}
 	if shared := safefs.Accepted(); shared != "" {
 		// The folders the step, and a node that locks its own pidfile,
@@ -56,3 +60,14 @@ const (
 	StepOutEnv     = step.OutEnv
 	StepStandbyEnv = step.StandbyEnv
 )
+
+// rlimitsOf is the rlimits node n's process is to start under, which
+// [Spawn] has checked.
+func rlimitsOf(n nodes.Node) []step.Limit {
+	rs, _ := n.Limits.Rlimits()
+	out := make([]step.Limit, len(rs))
+	for i, r := range rs {
+		out[i] = step.Limit{Name: r.Name, Soft: r.Soft, Hard: r.Hard}
+	}
+	return out
+}

@@ -74,6 +74,9 @@ type record struct {
 	ReadyAt     int64        `json:"ready_at,omitempty"`
 	ReadyStatus string       `json:"ready_status,omitempty"`
 	LogOffset   *int64       `json:"log_offset,omitempty"`
+
+	// Limits: what the node's process may not pass, set at every start.
+	Limits nodes.Limits `json:"limits,omitzero"`
 }
 
 // Path returns where the record of the node named name lives.
@@ -193,7 +196,7 @@ func encodeRecord(n nodes.Node, s nodes.Started, rd Readiness) (*recordBuf, erro
 	r := record{Name: n.Name, Host: n.Host, Index: n.Index, Command: n.Command, Options: n.Options, Dir: n.Dir,
 		Env: n.Env, PidFile: n.PidFile, LogFile: n.LogFile, SelfLock: n.SelfLock, Ready: n.Ready,
 		PID: s.PID, StartTicks: s.StartTicks, PidfdIno: s.PidfdIno, Cgroup: n.Cgroup, KillMode: n.KillMode,
-		Group: n.Group, After: n.After, EnvFiles: n.EnvFiles}
+		Group: n.Group, After: n.After, EnvFiles: n.EnvFiles, Limits: n.Limits}
 	if s.PID > 0 {
 		r.PidNS = proc.PidNamespace()
 	}
@@ -242,7 +245,7 @@ func readRecord(d *safefs.Folder, rundir, name string) (nodes.Node, record, erro
 	}
 	return nodes.Node{Name: r.Name, Host: r.Host, Index: r.Index, Command: r.Command, Options: r.Options,
 		Dir: r.Dir, Env: r.Env, PidFile: r.PidFile, LogFile: r.LogFile, SelfLock: r.SelfLock, Ready: r.Ready,
-		Cgroup: r.Cgroup, KillMode: r.KillMode, Group: r.Group, After: r.After, EnvFiles: r.EnvFiles, Recorded: r.started()}, r, nil
+		Cgroup: r.Cgroup, KillMode: r.KillMode, Group: r.Group, After: r.After, EnvFiles: r.EnvFiles, Limits: r.Limits, Recorded: r.started()}, r, nil
 }
 
 // ReadAll reads every node record in rundir, ordered by index and then

@@ -119,6 +119,9 @@ func Resolve(s nodes.Spec, allowShared bool, skipped func(error)) ([]nodes.Node,
 		if len(s.EnvFiles) == 0 {
 			ns[i].EnvFiles = rec.EnvFiles
 		}
+		if s.Limits == (nodes.Limits{}) {
+			ns[i].Limits = rec.Limits // limits given replace them all, as --env does
+		}
 		if ns[i].Ready.Kind == "" {
 			ns[i].Ready = rec.Ready
 		}

@@ -62,3 +62,8 @@ const (
 	OutEnv     = "_MULTI_STEP_INHERIT_OUTPUT"
 	StandbyEnv = "_MULTI_STEP_WAIT_LOCK"
 )
+
+// LimitsEnv carries the rlimits the step sets right before its exec,
+// soft and hard: "NAME=SOFT:HARD,..." (NAME nofile, nproc, core or as;
+// the values decimal, 18446744073709551615 for infinity).
+const LimitsEnv = "_MULTI_STEP_LIMITS"

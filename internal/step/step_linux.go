@@ -52,3 +52,44 @@ func unblockSignals() {
 		unix.RawSyscall6(unix.SYS_RT_SIGACTION, sig, uintptr(unsafe.Pointer(&dfl)), 0, 8, 0, 0)
 	}
 }
+
+// RlimitResource is the resource of the rlimit name (nofile, nproc, core,
+// as) as setrlimit(2) takes it.
+func RlimitResource(name string) (int, bool) {
+	switch name {
+	case "nofile":
+		return unix.RLIMIT_NOFILE, true
+	case "nproc":
+		return unix.RLIMIT_NPROC, true
+	case "core":
+		return unix.RLIMIT_CORE, true
+	case "as":
+		return unix.RLIMIT_AS, true
+	}
+	return 0, false
+}
+
+// hardLimit is this process's hard limit of resource (infinity when
+// unknown).
+func hardLimit(resource int) uint64 {
+	var r unix.Rlimit
+	if unix.Getrlimit(resource, &r) != nil {
+		return unix.RLIM_INFINITY
+	}
+	return r.Max
+}
+
+// getrlimit is this process's soft and hard limits of resource.
+func getrlimit(resource int) (soft, hard uint64, ok bool) {
+	var r unix.Rlimit
+	if unix.Getrlimit(resource, &r) != nil {
+		return 0, 0, false
+	}
+	return r.Cur, r.Max, true
+}
+
+// setrlimit sets resource's soft and hard limits on this process
+// (through package syscall, which then leaves RLIMIT_NOFILE to the exec).
+func setrlimit(resource int, soft, hard uint64) error {
+	return unix.Setrlimit(resource, &unix.Rlimit{Cur: soft, Max: hard})
+}

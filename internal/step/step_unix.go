@@ -84,6 +84,17 @@ func execStep(args []string, selfLock bool) {
 			fail("fail", err)
 		}
 	}
+	// The node's rlimits, set last, right before the exec: a low
+	// RLIMIT_AS or RLIMIT_NPROC would fail the Go runtime's next mmap or
+	// thread in this process.
+	var limits []Limit
+	if v, ok := os.LookupEnv(LimitsEnv); ok {
+		os.Unsetenv(LimitsEnv)
+		var err error
+		if limits, err = parseLimits(v); err != nil {
+			fail("fail", err)
+		}
+	}
 	// Run mode (multi run, [OutEnv], [StandbyEnv]): output to the inherited pipes, and a
 	// held lock waited for.
 	inherit, standby := os.Getenv(OutEnv) != "", os.Getenv(StandbyEnv) != ""
@@ -189,7 +200,11 @@ func execStep(args []string, selfLock bool) {
 		}
 	}
 	defaultSignals()
-	err = syscall.Exec(path, argv, os.Environ())
+	env := os.Environ()
+	if err := setLimits(limits); err != nil {
+		failLocked(err)
+	}
+	err = syscall.Exec(path, argv, env)
 	failExec(&exec.Error{Name: argv[0], Err: err})
 }
 
