@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"math/bits"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/multi-launcher/multi/internal/proc"
 )
 
 // stuckMark starts the line breakStuckForks writes for each process it
@@ -44,7 +45,7 @@ func breakStuckForks() {
 			if !ok || !descends(ppid, self) {
 				continue
 			}
-			key := fmt.Sprintf("%d/%s", pid, start)
+			key := fmt.Sprintf("%d/%d", pid, start)
 			first, was := seen[key]
 			if !was {
 				first = now
@@ -66,46 +67,38 @@ func breakStuckForks() {
 
 // stuckChild reports whether pid looks like a fork child stuck before its
 // exec: one thread, every signal blocked, the command line of its parent;
-// with its parent and its start time (field 22 of its stat).
-func stuckChild(pid int) (ppid int, start string, ok bool) {
+// with its parent and its start time.
+func stuckChild(pid int) (ppid int, start uint64, ok bool) {
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, "", false
+		return 0, 0, false
 	}
 	var threads, blocked string
 	for _, line := range strings.Split(string(status), "\n") {
 		k, v, _ := strings.Cut(line, ":")
-		v = strings.TrimSpace(v)
 		switch k {
 		case "Threads":
-			threads = v
+			threads = strings.TrimSpace(v)
 		case "SigBlk":
-			blocked = v
-		case "PPid":
-			ppid, _ = strconv.Atoi(v)
+			blocked = strings.TrimSpace(v)
 		}
 	}
 	// Every signal but the two the kernel never blocks (KILL, STOP) and
 	// the two glibc keeps for itself (32, 33): at least 60 bits set.
 	mask, err := strconv.ParseUint(blocked, 16, 64)
-	if threads != "1" || err != nil || bits.OnesCount64(mask) < 60 || ppid <= 1 {
-		return 0, "", false
+	if threads != "1" || err != nil || bits.OnesCount64(mask) < 60 {
+		return 0, 0, false
+	}
+	st, err := proc.Read(pid)
+	if err != nil || st.PPID <= 1 {
+		return 0, 0, false
 	}
 	cmd, err1 := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	parent, err2 := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", ppid))
+	parent, err2 := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", st.PPID))
 	if err1 != nil || err2 != nil || len(cmd) == 0 || !bytes.Equal(cmd, parent) {
-		return 0, "", false
+		return 0, 0, false
 	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, "", false
-	}
-	_, rest, _ := strings.Cut(string(stat), ") ")
-	fields := strings.Fields(rest)
-	if len(fields) < 20 {
-		return 0, "", false
-	}
-	return ppid, fields[19], true
+	return st.PPID, st.StartTicks, true
 }
 
 // descends reports whether pid is ancestor or one of its descendants.
@@ -117,16 +110,11 @@ func descends(pid, ancestor int) bool {
 		if pid <= 1 {
 			return false
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+		st, err := proc.Read(pid)
 		if err != nil {
 			return false
 		}
-		_, rest, _ := strings.Cut(string(b), ") ")
-		f := strings.Fields(rest)
-		if len(f) < 2 {
-			return false
-		}
-		pid, _ = strconv.Atoi(f[1])
+		pid = st.PPID
 	}
 	return false
 }
