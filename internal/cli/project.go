@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -278,32 +279,16 @@ func (pf *projectFile) selects(names []string) bool {
 // defaults gives a the file's project-wide keys its command line did not
 // give.
 func (pf *projectFile) defaults(a *call) {
-	if a.RunDir == "" {
-		a.RunDir = pf.RunDir
-	}
-	if a.Settle == 0 {
-		a.Settle = pf.Settle
-	}
-	if a.ReadyTimeout == 0 {
-		a.ReadyTimeout = pf.ReadyTimeout
-	}
-	if a.Timeout == 0 {
-		a.Timeout = pf.StopTimeout
-	}
+	a.RunDir = cmp.Or(a.RunDir, pf.RunDir)
+	a.Settle = cmp.Or(a.Settle, pf.Settle)
+	a.ReadyTimeout = cmp.Or(a.ReadyTimeout, pf.ReadyTimeout)
+	a.Timeout = cmp.Or(a.Timeout, pf.StopTimeout)
+	a.LockTimeout = cmp.Or(a.LockTimeout, pf.LockTimeout)
+	a.Backoff = cmp.Or(a.Backoff, pf.Backoff)
+	a.RestartWindow = cmp.Or(a.RestartWindow, pf.RestartWindow)
+	a.MaxRestarts = cmp.Or(a.MaxRestarts, pf.MaxRestarts)
 	if pf.OnExit != "" && !a.given["on-exit"] {
-		a.OnExit = multi.OnExit(pf.OnExit)
-	}
-	if a.LockTimeout == 0 {
-		a.LockTimeout = pf.LockTimeout
-	}
-	if a.Backoff == 0 {
-		a.Backoff = pf.Backoff
-	}
-	if a.RestartWindow == 0 {
-		a.RestartWindow = pf.RestartWindow
-	}
-	if a.MaxRestarts == 0 {
-		a.MaxRestarts = pf.MaxRestarts
+		a.OnExit = multi.OnExit(pf.OnExit) // it has a default: given or not
 	}
 }
 
