@@ -78,9 +78,11 @@ func (d watchDiff) changed(sts []multi.Status) []int {
 	return out
 }
 
-// A watchView shows the nodes that changed at a look made at now.
+// A watchView shows the nodes that changed at a look made at now, and
+// ends the view when the watch ends.
 type watchView interface {
 	show(now time.Time, sts []multi.Status, changed []int) error
+	end()
 }
 
 // watchStatus is status --watch: it looks at cl's nodes every interval
@@ -117,6 +119,7 @@ func watchStatus(ctx context.Context, a *call, cl *multi.Cluster, o *output) (in
 		return sts
 	}
 	view := o.watchView(len(cl.Nodes))
+	defer view.end()
 	wake, stop := watchWake(cl.RunDir, cl.Nodes)
 	defer stop()
 	gap := min(interval, watchGap)
@@ -254,6 +257,8 @@ type watchEvent struct {
 	Status multi.Status `json:"status"`
 }
 
+func (v *jsonView) end() {}
+
 func (v *jsonView) show(now time.Time, sts []multi.Status, changed []int) error {
 	var b bytes.Buffer
 	t := now.UTC().Format(time.RFC3339Nano)
@@ -276,6 +281,8 @@ type lineView struct {
 	o    *output
 	last map[string]string // by node name, its line last written
 }
+
+func (v *lineView) end() {}
 
 func (v *lineView) show(now time.Time, sts []multi.Status, changed []int) error {
 	var b strings.Builder
@@ -323,6 +330,14 @@ func (v *termView) show(_ time.Time, sts []multi.Status, _ []int) error {
 	v.lines = lines
 	_, err := io.WriteString(v.o.w, b.String())
 	return err
+}
+
+// end clears the line under the nodes' lines, where the terminal
+// echoed Ctrl-C ("^C"), so that the shell's prompt comes on a clean one.
+func (v *termView) end() {
+	if v.lines != nil {
+		io.WriteString(v.o.w, "\r\033[K")
+	}
 }
 
 // cutVisible cuts s to at most w characters shown, ending it with an

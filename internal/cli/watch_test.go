@@ -140,7 +140,8 @@ func TestWatchJSON(t *testing.T) {
 }
 
 // On a terminal the lines are drawn once, then redrawn in place (up to
-// the first, each cleared) only when one changed, each cut to the width.
+// the first, each cleared) only when one changed, each cut to the width;
+// the watch's end clears the line under them.
 func TestWatchTerminal(t *testing.T) {
 	var out bytes.Buffer
 	v := &termView{o: &output{w: &out, color: true}}
@@ -165,6 +166,12 @@ func TestWatchTerminal(t *testing.T) {
 	v.show(time.Now(), sts, []int{0})
 	if got := out.String(); !strings.HasPrefix(got, "\033[2A\r\033[Kw1: \033[33mstopped\033[0m\n\r\033[Knnn") {
 		t.Errorf("redraw: %q", got)
+	}
+	// At the end, the line under them (where Ctrl-C echoed) is cleared.
+	out.Reset()
+	v.end()
+	if out.String() != "\r\033[K" {
+		t.Errorf("end: %q", out.String())
 	}
 }
 
