@@ -53,6 +53,10 @@ type flags struct {
 	ReadyTimeout time.Duration
 	// ReadyOnly is status's --ready.
 	ReadyOnly bool
+	// Watch is status's --watch; Interval its --interval, 0 when not
+	// given (defaultWatchInterval).
+	Watch    bool
+	Interval time.Duration
 	// MaxUnavailable is restart's --max-unavailable, 0 when not given;
 	// MaxRestarts and RestartWindow run's crash-loop limit.
 	MaxUnavailable, MaxRestarts int
@@ -178,6 +182,8 @@ var (
 	flagSelfLock       = boolean(cli.BoolFlag{Name: "self-lock", Usage: "the node locks its own pidfile (its path is in $MULTI_PIDFILE); start waits for it to"}, func(f *flags) *bool { return &f.SelfLock })
 	flagReady          = perNode(text(cli.StringFlag{Name: "ready", Usage: "start waits until each node passes `CHECK`: " + nodes.ReadyKinds + " (%-letters expanded); recorded; per node: --ready:w1=CHECK"}, func(f *flags) *string { return &f.Ready }))
 	flagStatusReady    = boolean(cli.BoolFlag{Name: "ready", Usage: "exit 0 only when every node is running and passes its readiness check (a probe); 1 otherwise"}, func(f *flags) *bool { return &f.ReadyOnly })
+	flagWatch          = boolean(cli.BoolFlag{Name: "watch", Usage: "stay, and show each node's changes (its state, pid, processes, with --ready its readiness) until Ctrl-C: redrawn in place on a terminal, else a line per change with its time (--json: a JSON object per line)"}, func(f *flags) *bool { return &f.Watch })
+	flagInterval       = &valueFlag{StringFlag: &cli.StringFlag{Name: "interval", Usage: "with --watch, look at the nodes every `DURATION` (at least 50ms); a pidfile or record written wakes it sooner", DefaultText: defaultWatchInterval.String()}, set: setInterval}
 	flagMaxUnavailable = &valueFlag{StringFlag: &cli.StringFlag{Name: "max-unavailable", Usage: "with --rolling, restart `K` nodes at a time (each group up, and ready, before the next goes down)", DefaultText: "1"}, set: setMaxUnavailable}
 	flagMaxRestarts    = &valueFlag{StringFlag: &cli.StringFlag{Name: "max-restarts", Usage: "with --on-exit=restart, a node that exits again after `N` restarts within --restart-window is fatal: left down, its exit status the run's", DefaultText: "no limit"}, set: setMaxRestarts}
 	flagRestartWindow  = duration(cli.StringFlag{Name: "restart-window", Usage: "the `DURATION` --max-restarts counts restarts in", DefaultText: "1m"}, func(f *flags) *time.Duration { return &f.RestartWindow })
@@ -277,6 +283,22 @@ func setMaxUnavailable(f *flags, v string) error {
 		return fmt.Errorf("--max-unavailable wants a count of nodes from 1, not %q", v)
 	}
 	f.MaxUnavailable = k
+	return nil
+}
+
+// setInterval takes --interval's DURATION, at least minWatchInterval: a
+// shorter one would spend a CPU on looking.
+func setInterval(f *flags, v string) (err error) {
+	if v == "" {
+		f.Interval = 0
+		return nil
+	}
+	if f.Interval, err = parseTimeout("--interval", v); err != nil {
+		return err
+	}
+	if f.Interval < minWatchInterval {
+		return fmt.Errorf("--interval wants at least %s, not %q", minWatchInterval, v)
+	}
 	return nil
 }
 

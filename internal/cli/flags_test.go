@@ -98,6 +98,8 @@ var flagCases = map[string]struct {
 	"ready-file":           {[]string{"--ready-file=/tmp/r"}, func(a *call) bool { return a.ReadyFile == "/tmp/r" }},
 	"wait-for-lock":        {[]string{"--wait-for-lock"}, func(a *call) bool { return a.WaitForLock }},
 	"backoff":              {[]string{"--backoff=250ms"}, func(a *call) bool { return a.Backoff == 250*time.Millisecond }},
+	"watch":                {[]string{"--watch"}, func(a *call) bool { return a.Watch }},
+	"interval":             {[]string{"--interval=2.5"}, func(a *call) bool { return a.Interval == 2500*time.Millisecond }},
 }
 
 // verbFlagCases are the cases of a flag name that means something else

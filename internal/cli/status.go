@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -18,7 +19,7 @@ func statusCommand() *cli.Command {
 	return grammarCommand(&cli.Command{
 		Name:      "status",
 		Usage:     "show each node's state from its pidfile's lock (exit 0 all running, 1 stale or fatal, 3 stopped, 4 lost, mismatch or unknown, 150 lingering)",
-		UsageText: "multi status [flags] [NODES...] [--json]",
+		UsageText: "multi status [flags] [NODES...] [--json] [--watch [--interval=DURATION]]",
 		Description: `On a terminal, a table: node, state, pid, uptime, pidfile, logfile.
 Elsewhere, a line per node. Without NODES, this project's nodes (--all: every recorded one), in
 natural order (web2 before web10). --verbose adds each node's command
@@ -35,13 +36,30 @@ unreadable). The exit code is the worst node's. With --json, each node's
 Status in README's JSON schema: pid is the process the state is about
 (the lock holder as multi sees it), file_pid what the pidfile's text says.
 
+--watch stays until Ctrl-C (exit 130, as any verb interrupted) and shows
+each node again when its state, pid or number of processes changed (with
+--ready, its readiness too; checks run only then): on a terminal a line
+per node, redrawn in place; elsewhere a line per change, after its time
+(RFC 3339, UTC); with --json a JSON object per line per change, {"time":
+..., "status": ...}, the Status as --json writes it. It looks every
+--interval (1s), and at once when a pidfile or record is made, replaced
+or removed (Linux).
+
    multi status
-   multi status w1 w2 --json`,
-		Flags: common(flagPidfile, flagLogfile, flagRundir, flagJSON, flagAll, flagStatusReady, flagReadyTimeout.help("a running node failing its check is starting while younger than `DURATION`, then unready", "60s")),
+   multi status w1 w2 --json
+   multi status --watch
+   multi status --watch --json --interval=200ms | jq -c .status.state`,
+		Flags: common(flagPidfile, flagLogfile, flagRundir, flagJSON, flagAll, flagStatusReady, flagReadyTimeout.help("a running node failing its check is starting while younger than `DURATION`, then unready", "60s"), flagWatch, flagInterval),
 	}, grammar{project: true}, func(c *cli.Context, a *call) (int, error) {
+		if a.given["interval"] && !a.Watch {
+			return exitUsage, usage(c, errors.New("--interval goes with --watch"))
+		}
 		cl, err := cluster(c, a)
 		if err != nil {
 			return exitUsage, err
+		}
+		if a.Watch {
+			return watchStatus(c.Context, a, cl, newOutput(c, a))
 		}
 		sts, _ := cl.Status(c.Context)
 		if len(a.Names) == 0 {
@@ -72,15 +90,22 @@ Status in README's JSON schema: pid is the process the state is about
 			}
 		default:
 			for _, s := range sts {
-				line := s.Node.Name + ": " + o.describeStatus(s) + o.readyText(s)
-				if o.verbose {
-					line += fmt.Sprintf("  [%s; pidfile %s, logfile %s]", commandText(s.Node), nodes.Printable(s.Node.PidFile), nodes.Printable(s.Node.LogFile))
-				}
-				fmt.Fprintln(c.App.Writer, line)
+				fmt.Fprintln(c.App.Writer, o.statusLine(s, ""))
 			}
 		}
 		return code, nil
 	})
+}
+
+// statusLine is a node's line as status prints it off a terminal
+// ("w1: running (pid 123)"), extra after its state (the words before its
+// readiness), with --verbose its command and files.
+func (o *output) statusLine(s multi.Status, extra string) string {
+	line := s.Node.Name + ": " + o.describeStatus(s) + extra + o.readyText(s)
+	if o.verbose {
+		line += fmt.Sprintf("  [%s; pidfile %s, logfile %s]", commandText(s.Node), nodes.Printable(s.Node.PidFile), nodes.Printable(s.Node.LogFile))
+	}
+	return line
 }
 
 func (o *output) describeStatus(s multi.Status) string {
