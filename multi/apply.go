@@ -1,6 +1,7 @@
 package multi
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -46,7 +47,7 @@ type ApplyOptions struct {
 func (c *Cluster) Apply(ctx context.Context, o ApplyOptions) ([]Change, error) {
 	// A node Status cannot tell is left as it is, failed: the others go on.
 	sts, _ := c.Status(ctx)
-	rundir := c.call(StopOptions{}.plan()).rundir()
+	rundir := cmp.Or(c.RunDir, nodes.DefaultRunDir())
 	changes := make([]Change, 0, len(c.Nodes)+len(o.Remove))
 	var starts, restarts []string
 	var errs []error

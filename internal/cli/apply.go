@@ -125,11 +125,7 @@ func apply(c *cli.Context, a *call, counts map[string]int) (int, error) {
 		a.file = pf
 		pf.defaults(a)
 		skipped := func(err error) { fmt.Fprintf(c.App.ErrWriter, "multi %s: warning: %v; skipped\n", c.Command.Name, err) }
-		sel := a.Names
-		if counts != nil {
-			sel = nil
-		}
-		if ns, err = pf.nodes(a, rundir(a), sel, skipped); err != nil {
+		if ns, err = pf.nodes(a, rundir(a), a.Names, skipped); err != nil {
 			return exitUsage, usage(c, fmt.Errorf("%w; nothing done", err))
 		}
 		if counts != nil {
@@ -146,18 +142,12 @@ func apply(c *cli.Context, a *call, counts map[string]int) (int, error) {
 		remove = withdrawn(a, rd, wd, ns)
 	}
 	cl := &multi.Cluster{Nodes: ns, RunDir: rd, Detach: true, Settle: a.Settle, ReadyTimeout: a.ReadyTimeout}
-	if len(ns) == 0 {
-		cl.Nodes = remove[:0:0] // nothing described: only withdrawals
-	}
 	o := newOutput(c, a)
 	opts := multi.ApplyOptions{DryRun: a.DryRun, Remove: remove,
 		Restart: multi.RestartOptions{Stop: stopOptions(a), MaxUnavailable: a.MaxUnavailable}}
 	done := o.progress(c.Command.Name, true, cl, &opts.Restart.Stop)
-	changes, err := cl.Apply(c.Context, opts)
+	changes, err := cl.Apply(c.Context, opts) // a change per node, failed or not
 	done()
-	if changes == nil && err != nil {
-		return exitFailed, cli.Exit(fmt.Sprintf("multi %s: %v", c.Command.Name, err), exitFailed)
-	}
 	if a.JSON {
 		b, _ := json.MarshalIndent(changes, "", "  ")
 		fmt.Fprintf(c.App.Writer, "%s\n", b)

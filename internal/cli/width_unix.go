@@ -10,27 +10,20 @@ import (
 )
 
 // termWidth is the number of columns of the terminal w is, or 0.
-func termWidth(w io.Writer) int {
-	f, ok := w.(*os.File)
-	if !ok {
-		return 0
-	}
-	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
-	if err != nil {
-		return 0
-	}
-	return int(ws.Col)
-}
+func termWidth(w io.Writer) int { return int(winsize(w).Col) }
 
 // termRows is the number of rows of the terminal w is, or 0.
-func termRows(w io.Writer) int {
+func termRows(w io.Writer) int { return int(winsize(w).Row) }
+
+// winsize is the size of the terminal w is; zero when w is none.
+func winsize(w io.Writer) unix.Winsize {
 	f, ok := w.(*os.File)
 	if !ok {
-		return 0
+		return unix.Winsize{}
 	}
 	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
 	if err != nil {
-		return 0
+		return unix.Winsize{}
 	}
-	return int(ws.Row)
+	return *ws
 }
