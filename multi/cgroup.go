@@ -337,6 +337,7 @@ func (c *call) tree(n nodes.Node, st State, since time.Time) (Tree, error) {
 		return t, err
 	}
 	t.Procs, t.Memory, t.CPUUsec = len(ct.Procs), ct.Memory, ct.CPUUsec
+	t.OOMKills, t.LimitHits = ct.OOMKills, ct.Hits
 	t.Lingering = ct.Populated && (st == StateStopped || st == StateStale)
 	return t, nil
 }

@@ -38,6 +38,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(nodeEnv) == "needs" {
 		needsNode() // needs_test.go
 	}
+	if os.Getenv(nodeEnv) == "lines" {
+		linesNode() // logbench_unix_test.go
+	}
 	if role := os.Getenv(nodeEnv); role != "" {
 		if role == "fork" {
 			// A node with a child in its process group: the child is

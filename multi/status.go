@@ -78,6 +78,14 @@ type Tree struct {
 	Memory      *int64      `json:"memory_bytes,omitempty"`
 	CPUUsec     *int64      `json:"cpu_usec,omitempty"`
 	Lingering   bool        `json:"lingering,omitempty"` // no lock held, processes left
+	// OOMKills are the processes of the tree the kernel's OOM killer
+	// killed (memory.events' oom_kill; nil without the memory
+	// controller); LimitHits the times the tree
+	// ran into each cgroup limit, by its file: memory.max, memory.high,
+	// pids.max, cpu.max (throttled periods). Both count since the
+	// node's cgroup was made, at its start; cgroup nodes only.
+	OOMKills  *int64           `json:"oom_kills,omitempty"`
+	LimitHits map[string]int64 `json:"limit_hits,omitempty"`
 }
 
 // Mismatch reports whether a running node's pidfile names another pid.

@@ -17,8 +17,10 @@ import (
 // Core and AS are bytes. The others are cgroup v2 limits, written into
 // the node's own cgroup before its process joins it: MemoryMax and
 // MemoryHigh bytes or "max", CPUMax "QUOTA PERIOD" (microseconds) or
-// "max PERIOD", PidsMax a count or "max". [Limits.Set] takes each as a
-// user gives it and keeps it in this form.
+// "max PERIOD", PidsMax a count or "max". The last two bound its
+// logfile: LogMaxSize bytes, past which the node's log writer rotates
+// it, LogKeep how many rotated files it keeps ([Limits.LogRotation]).
+// [Limits.Set] takes each as a user gives it and keeps it in this form.
 type Limits struct {
 	NOFILE     string `json:"nofile,omitempty"`
 	NPROC      string `json:"nproc,omitempty"`
@@ -28,11 +30,13 @@ type Limits struct {
 	MemoryHigh string `json:"memory_high,omitempty"`
 	CPUMax     string `json:"cpu_max,omitempty"`
 	PidsMax    string `json:"pids_max,omitempty"`
+	LogMaxSize string `json:"log_max_size,omitempty"`
+	LogKeep    string `json:"log_keep,omitempty"`
 }
 
 // LimitNames are the names [Limits.Set] takes: the rlimits (RlimitNames)
-// first, then the cgroup v2 limits.
-var LimitNames = []string{"nofile", "nproc", "core", "as", "memory_max", "memory_high", "cpu_max", "pids_max"}
+// first, then the cgroup v2 limits, then the logfile's.
+var LimitNames = []string{"nofile", "nproc", "core", "as", "memory_max", "memory_high", "cpu_max", "pids_max", "log_max_size", "log_keep"}
 
 // RlimitNames are the limits of LimitNames that are rlimits.
 var RlimitNames = LimitNames[:4]
@@ -78,6 +82,10 @@ func (l *Limits) field(name string) *string {
 		return &l.CPUMax
 	case "pids_max":
 		return &l.PidsMax
+	case "log_max_size":
+		return &l.LogMaxSize
+	case "log_keep":
+		return &l.LogKeep
 	}
 	return nil
 }
@@ -117,8 +125,42 @@ func (l Limits) checked() (Limits, error) {
 			}
 		}
 	}
+	if out.LogKeep != "" && out.LogMaxSize == "" {
+		return Limits{}, fmt.Errorf("--log-keep: %w: rotated files are kept only with --log-max-size", ErrBadLimit)
+	}
 	return out, nil
 }
+
+// DefaultLogKeep is how many rotated logfiles a node with a
+// --log-max-size and no --log-keep keeps.
+const DefaultLogKeep = 5
+
+// LogRotation returns the size past which the node's logfile is
+// rotated and how many rotated files are kept; ok is false when l sets
+// no size: the node then writes its logfile itself, unbounded.
+func (l Limits) LogRotation() (maxSize int64, keep int, ok bool) {
+	if l.LogMaxSize == "" {
+		return 0, 0, false
+	}
+	n, err := strconv.ParseInt(l.LogMaxSize, 10, 64)
+	if err != nil || n < MinLogSize {
+		return 0, 0, false
+	}
+	keep = DefaultLogKeep
+	if l.LogKeep != "" {
+		if keep, err = strconv.Atoi(l.LogKeep); err != nil {
+			return 0, 0, false
+		}
+	}
+	return n, keep, true
+}
+
+// MinLogSize is the smallest --log-max-size: a logfile holds at least a
+// few lines and its markers.
+const MinLogSize = 4 << 10
+
+// MaxLogKeep is the largest --log-keep.
+const MaxLogKeep = 1000
 
 // Cgroup reports whether l sets a cgroup v2 limit.
 func (l Limits) Cgroup() bool {
@@ -198,6 +240,18 @@ func canonLimit(name, value string) (string, error) {
 		n, err := strconv.ParseUint(value, 10, 31)
 		if err != nil || n == 0 {
 			return "", fmt.Errorf("%w: want a count of tasks from 1, or max, not %q", ErrBadLimit, Printable(value))
+		}
+		return strconv.FormatUint(n, 10), nil
+	case "log_max_size":
+		n, err := parseSize(value)
+		if err != nil || n < MinLogSize {
+			return "", fmt.Errorf("%w: want bytes from 4K (with K, M or G: 10M), not %q", ErrBadLimit, Printable(value))
+		}
+		return strconv.FormatUint(n, 10), nil
+	case "log_keep":
+		n, err := strconv.ParseUint(value, 10, 31)
+		if err != nil || n > MaxLogKeep {
+			return "", fmt.Errorf("%w: want a count of rotated files from 0 to %d, not %q", ErrBadLimit, MaxLogKeep, Printable(value))
 		}
 		return strconv.FormatUint(n, 10), nil
 	}

@@ -34,6 +34,8 @@ type Tree struct {
 	Populated bool
 	Memory    *int64
 	CPUUsec   *int64
+	OOMKills  *int64
+	Hits      map[string]int64
 }
 
 // Read is errors.ErrUnsupported off Linux.

@@ -128,3 +128,44 @@ func TestAvailable(t *testing.T) {
 		t.Errorf("Available under Session: %v; want the session named", err)
 	}
 }
+
+// read counts what a node's tree ran into from the files the kernel
+// keeps in its cgroup folder: OOM kills from memory.events' oom_kill, and
+// each limit's hits (memory.events' max and high, pids.events' max,
+// cpu.stat's nr_throttled); a controller's counts only where its file is.
+func TestReadLimitHits(t *testing.T) {
+	_, node := fakeCgroup(t, "cpu memory pids\n", "")
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(node.Name(), name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("cgroup.events", "populated 0\nfrozen 0\n")
+	write("cpu.stat", "usage_usec 1200\nuser_usec 1000\nsystem_usec 200\n")
+	tr, err := read(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.OOMKills != nil || tr.Hits != nil || tr.CPUUsec == nil || *tr.CPUUsec != 1200 {
+		t.Fatalf("without the memory, pids and cpu controllers' files: OOMKills %v, Hits %v, CPUUsec %v", tr.OOMKills, tr.Hits, tr.CPUUsec)
+	}
+	write("memory.events", "low 0\nhigh 7\nmax 5\noom 2\noom_kill 2\noom_group_kill 0\n")
+	write("pids.events", "max 3\n")
+	write("cpu.stat", "usage_usec 1200\nnr_periods 40\nnr_throttled 9\nthrottled_usec 800\n")
+	if tr, err = read(node); err != nil {
+		t.Fatal(err)
+	}
+	if tr.OOMKills == nil || *tr.OOMKills != 2 {
+		t.Errorf("OOMKills = %v, want 2", tr.OOMKills)
+	}
+	want := map[string]int64{"memory.max": 5, "memory.high": 7, "pids.max": 3, "cpu.max": 9}
+	if len(tr.Hits) != len(want) {
+		t.Errorf("Hits = %v, want %v", tr.Hits, want)
+	}
+	for k, v := range want {
+		if tr.Hits[k] != v {
+			t.Errorf("Hits[%s] = %d, want %d", k, tr.Hits[k], v)
+		}
+	}
+}

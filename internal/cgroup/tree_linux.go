@@ -28,6 +28,14 @@ type Tree struct {
 	// where the controller is not enabled.
 	Memory  *int64
 	CPUUsec *int64
+	// OOMKills is memory.events' oom_kill: processes of the tree the
+	// kernel's OOM killer killed (nil without the memory controller);
+	// Hits counts, by the limit's file
+	// (memory.max, memory.high, pids.max, cpu.max), the times the tree
+	// ran into it: memory.events' max and high, pids.events' max,
+	// cpu.stat's nr_throttled. Only the enabled controllers' are there.
+	OOMKills *int64
+	Hits     map[string]int64
 }
 
 // Read returns what the node's cgroup at path holds; fs.ErrNotExist when
@@ -62,16 +70,45 @@ func read(f *os.File) (Tree, error) {
 			t.Memory = &v
 		}
 	}
-	if b, err := readIn(f, "cpu.stat"); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if s, ok := strings.CutPrefix(l, "usage_usec "); ok {
-				if v, err := strconv.ParseInt(s, 10, 64); err == nil {
-					t.CPUUsec = &v
-				}
+	cpu := keyed(f, "cpu.stat")
+	if v, ok := cpu["usage_usec"]; ok {
+		t.CPUUsec = &v
+	}
+	mem, pev := keyed(f, "memory.events"), keyed(f, "pids.events")
+	if v, ok := mem["oom_kill"]; ok {
+		t.OOMKills = &v
+	}
+	for _, h := range []struct {
+		limit string
+		in    map[string]int64
+		key   string
+	}{{"memory.max", mem, "max"}, {"memory.high", mem, "high"}, {"pids.max", pev, "max"}, {"cpu.max", cpu, "nr_throttled"}} {
+		if v, ok := h.in[h.key]; ok {
+			if t.Hits == nil {
+				t.Hits = map[string]int64{}
 			}
+			t.Hits[h.limit] = v
 		}
 	}
 	return t, nil
+}
+
+// keyed reads a flat-keyed cgroup file ("key value" lines: cpu.stat,
+// memory.events); nil where it cannot be read.
+func keyed(f *os.File, name string) map[string]int64 {
+	b, err := readIn(f, name)
+	if err != nil {
+		return nil
+	}
+	m := map[string]int64{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, " "); ok {
+			if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+				m[k] = n
+			}
+		}
+	}
+	return m
 }
 
 // procsIn returns the pids in the cgroup folder dirfd and, where it has

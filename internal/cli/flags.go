@@ -368,10 +368,12 @@ var (
 	flagMemoryHigh  = limitFlag("memory_high", "the nodes' cgroup memory.high (throttled above): `BYTES` or max; as --memory-max")
 	flagCPUMax      = limitFlag("cpu_max", "the nodes' cgroup cpu.max: `SHARE` of one CPU (50%, 200%), \"QUOTA PERIOD\" in microseconds, or max; as --memory-max, with the cpu controller")
 	flagPidsMax     = limitFlag("pids_max", "the nodes' cgroup pids.max: `N` tasks or max; as --memory-max, with the pids controller")
+	flagLogMaxSize  = limitFlag("log_max_size", "keep each node's logfile under `BYTES` (from 4K; 10M, 1G): a log writer of its own rotates it to LOGFILE.1, LOGFILE.2, ... and marks where the node started and ended; recorded")
+	flagLogKeep     = limitFlag("log_keep", "with --log-max-size, how many rotated logfiles to keep: `N` (0: none; default 5); recorded")
 )
 
 // withLimits adds the flags of a node's limits, which every verb that
 // starts nodes takes, to a command's own flags.
 func withLimits(flags ...cli.Flag) []cli.Flag {
-	return append(flags, flagLimitNofile, flagLimitNproc, flagLimitCore, flagLimitAS, flagMemoryMax, flagMemoryHigh, flagCPUMax, flagPidsMax)
+	return append(flags, flagLimitNofile, flagLimitNproc, flagLimitCore, flagLimitAS, flagMemoryMax, flagMemoryHigh, flagCPUMax, flagPidsMax, flagLogMaxSize, flagLogKeep)
 }

@@ -63,6 +63,8 @@ var flagCases = map[string]struct {
 	"memory-high":          {[]string{"--memory-high=max"}, func(a *call) bool { return a.Limits.MemoryHigh == "max" }},
 	"cpu-max":              {[]string{"--cpu-max=50%"}, func(a *call) bool { return a.Limits.CPUMax == "50000 100000" }},
 	"pids-max":             {[]string{"--pids-max=64"}, func(a *call) bool { return a.Limits.PidsMax == "64" }},
+	"log-max-size":         {[]string{"--log-max-size=1M"}, func(a *call) bool { return a.Limits.LogMaxSize == "1048576" }},
+	"log-keep":             {[]string{"--log-keep=3"}, func(a *call) bool { return a.Limits.LogKeep == "3" }},
 	"rolling":              {[]string{"--rolling"}, func(a *call) bool { return a.Rolling }},
 	"all":                  {[]string{"--all"}, func(a *call) bool { return a.All }},
 	"group":                {[]string{"--group"}, func(a *call) bool { return a.Group }},

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/multi-launcher/multi/internal/logwriter"
 	"github.com/multi-launcher/multi/internal/safefs"
 	"github.com/urfave/cli/v2"
 )
@@ -27,12 +29,17 @@ func logsCommand() *cli.Command {
 prints it ("w1 | text"; the name coloured on a terminal); one node's
 logfile is printed as it is. -f starts after those last lines and follows
 each logfile, through a rotation (a new file created at its name) and a
-truncation (logrotate's copytruncate), until Ctrl-C.
+truncation (logrotate's copytruncate), until Ctrl-C. --timestamps puts
+before each line that -f follows the time it was read (RFC 3339, UTC,
+microseconds; a logfile keeps no times, so the last lines printed
+before have none); --log-format=json prints one object per line: node,
+stream "output" (a logfile holds stdout and stderr together), line, and
+time where there is one.
 
    multi logs w1
    multi logs -n 100       # this project's nodes: the last 100 lines of each
    multi logs w1 w2 -f     # until Ctrl-C`,
-		Flags: common(flagLogfile, flagRundir, flagLines, flagFollow, flagAll),
+		Flags: common(flagLogfile, flagRundir, flagLines, flagFollow, flagAll, flagTimestamps, flagLogFormat),
 	}, grammar{project: true}, func(c *cli.Context, a *call) (int, error) {
 		ns, err := resolve(c, a)
 		if err != nil {
@@ -59,6 +66,7 @@ truncation (logrotate's copytruncate), until Ctrl-C.
 			if len(ns) > 1 {
 				l.prefix = logPrefix(n.Name, i, color)
 			}
+			l.stamp, l.json = a.Timestamps, a.LogFormat == "json"
 			logs = append(logs, l)
 		}
 		err = printLogs(c.Context, c.App.Writer, logs, a.Lines, a.Follow, failed)
@@ -105,10 +113,13 @@ const maxLine = 64 << 10
 type logSource struct {
 	name, path string
 	prefix     []byte // nil: the file's bytes are copied as they are
-	f          *os.File
-	off        int64
-	partial    []byte
-	buf        []byte
+	// stamp: each line followed gets the time it was read; json: each
+	// line is a JSON object; live: the lines are followed now.
+	stamp, json, live bool
+	f                 *os.File
+	off               int64
+	partial           []byte
+	buf               []byte
 }
 
 // openLog opens the logfile at path as [safefs.OpenLogfileToRead] does: no
@@ -150,6 +161,9 @@ func printLogs(ctx context.Context, w io.Writer, logs []*logSource, n int, follo
 	}
 	if !follow || len(live) == 0 {
 		return nil
+	}
+	for _, l := range live {
+		l.live = true
 	}
 	var events <-chan fsnotify.Event // nil, so never ready, without fsnotify
 	var errs <-chan error
@@ -263,7 +277,7 @@ func (l *logSource) drain(w io.Writer) error {
 // emit writes b: as it is, or each whole line with the prefix, holding
 // back a line not ended yet.
 func (l *logSource) emit(w io.Writer, b []byte) error {
-	if l.prefix == nil {
+	if l.prefix == nil && !l.stamp && !l.json {
 		_, err := w.Write(b)
 		return err
 	}
@@ -276,7 +290,7 @@ func (l *logSource) emit(w io.Writer, b []byte) error {
 			}
 			return nil
 		}
-		line := append(append(append([]byte(nil), l.prefix...), l.partial...), b[:i+1]...)
+		line := l.format(append(l.partial, b[:i]...))
 		l.partial = l.partial[:0]
 		b = b[i+1:]
 		if _, err := w.Write(line); err != nil {
@@ -292,10 +306,35 @@ func (l *logSource) flush(w io.Writer) error {
 	if len(l.partial) == 0 {
 		return nil
 	}
-	line := append(append(append([]byte(nil), l.prefix...), l.partial...), '\n')
+	line := l.format(l.partial)
 	l.partial = l.partial[:0]
 	_, err := w.Write(line)
 	return err
+}
+
+// format is the line text (without its newline) as printed, ending in a
+// newline: after its time (--timestamps, a followed line) and prefix, or
+// as a JSON object (--log-format=json).
+func (l *logSource) format(text []byte) []byte {
+	stamp := ""
+	if l.live && (l.stamp || l.json) {
+		stamp = time.Now().UTC().Format(logwriter.StampLayout)
+	}
+	if l.json {
+		v, _ := json.Marshal(struct {
+			Time   string `json:"time,omitempty"`
+			Node   string `json:"node"`
+			Stream string `json:"stream"`
+			Line   string `json:"line"`
+		}{stamp, l.name, "output", string(text)})
+		return append(v, '\n')
+	}
+	var b []byte
+	if stamp != "" && l.stamp {
+		b = append(append(b, stamp...), ' ')
+	}
+	b = append(append(b, l.prefix...), text...)
+	return append(b, '\n')
 }
 
 // follow prints what was appended since the last look. A file at the log's

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -261,4 +262,56 @@ func TestFollowLogRotated(t *testing.T) {
 	appendTo(t, w2, "two\n")
 	want += "w2 | two\n"
 	stop(want)
+}
+
+// --timestamps and --log-format=json: the last lines, read from a file
+// that keeps no times, have none; each line -f follows has the time it
+// was read, RFC 3339 in UTC with microseconds; JSON gives node, stream
+// "output" and line, one object per line, a held-back line too.
+func TestFollowLogStampedAndJSON(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "w1.log")
+	if err := os.WriteFile(path, []byte("old \"quoted\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(stamp, asJSON bool) (*syncBuffer, context.CancelFunc, chan error) {
+		l, err := openLog("w1", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.stamp, l.json = stamp, asJSON
+		out := &syncBuffer{}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() {
+			done <- printLogs(ctx, out, []*logSource{l}, 5, true, func(name string, err error) { t.Errorf("%s: %v", name, err) })
+		}()
+		return out, cancel, done
+	}
+	text, stopText, textDone := run(true, false)
+	js, stopJSON, jsonDone := run(false, true)
+	waitOutput(t, text, "old \"quoted\"\n")
+	waitOutput(t, js, `{"node":"w1","stream":"output","line":"old \"quoted\""}`+"\n")
+	appendTo(t, path, "new\nhalf")
+	stamp := `\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z`
+	waitMatch := func(out *syncBuffer, re string) {
+		t.Helper()
+		r := regexp.MustCompile("^" + re + "$")
+		for deadline := time.Now().Add(10 * time.Second); !r.MatchString(out.String()); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("followed %q; want it to match %s", out.String(), re)
+			}
+		}
+	}
+	waitMatch(text, `old "quoted"\n`+stamp+` new\n`)
+	waitMatch(js, `\{"node":"w1","stream":"output","line":"old \\"quoted\\""\}\n\{"time":"`+stamp+`","node":"w1","stream":"output","line":"new"\}\n`)
+	// Ctrl-C: the line not ended yet is printed, ended.
+	stopText()
+	stopJSON()
+	<-textDone
+	<-jsonDone
+	if !strings.HasSuffix(text.String(), " half\n") || !strings.HasSuffix(js.String(), `"line":"half"}`+"\n") {
+		t.Errorf("the held-back line at the end:\n%s\n%s", text.String(), js.String())
+	}
 }

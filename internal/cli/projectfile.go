@@ -100,6 +100,8 @@ type groupKeys struct {
 	MemoryHigh  any `toml:"memory_high"`
 	CPUMax      any `toml:"cpu_max"`
 	PidsMax     any `toml:"pids_max"`
+	LogMaxSize  any `toml:"log_max_size"`
+	LogKeep     any `toml:"log_keep"`
 }
 
 // findProjectFile returns the project file of the folder wd (multi.toml,

@@ -19,7 +19,8 @@ func (g groupKeys) limits() (nodes.Limits, error) {
 		key, name string
 		v         any
 	}{{"limit_nofile", "nofile", g.LimitNofile}, {"limit_nproc", "nproc", g.LimitNproc}, {"limit_core", "core", g.LimitCore}, {"limit_as", "as", g.LimitAS},
-		{"memory_max", "memory_max", g.MemoryMax}, {"memory_high", "memory_high", g.MemoryHigh}, {"cpu_max", "cpu_max", g.CPUMax}, {"pids_max", "pids_max", g.PidsMax}} {
+		{"memory_max", "memory_max", g.MemoryMax}, {"memory_high", "memory_high", g.MemoryHigh}, {"cpu_max", "cpu_max", g.CPUMax}, {"pids_max", "pids_max", g.PidsMax},
+		{"log_max_size", "log_max_size", g.LogMaxSize}, {"log_keep", "log_keep", g.LogKeep}} {
 		switch v := k.v.(type) {
 		case nil:
 		case string, int64:

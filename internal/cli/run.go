@@ -59,6 +59,9 @@ STOPPING=1 go to $NOTIFY_SOCKET (systemd Type=notify).
 			Log: c.App.ErrWriter}
 		opts.Timestamps, opts.JSONLines = a.Timestamps, a.LogFormat == "json"
 		if !logfileGiven(a) {
+			if a.Limits.LogMaxSize != "" {
+				return exitUsage, usage(c, errors.New("--log-max-size keeps the nodes' logfiles under a size: without --logfile, run prints their output"))
+			}
 			opts.Stdout, opts.Stderr = c.App.Writer, c.App.ErrWriter
 		} else if opts.Timestamps || opts.JSONLines {
 			return exitUsage, usage(c, errors.New("--timestamps and --log-format=json shape the nodes' lines run prints: with --logfile the nodes write their logfiles themselves"))

@@ -129,6 +129,9 @@ func (o *output) describeStatus(s multi.Status) string {
 		if s.Mismatch() {
 			return word + fmt.Sprintf(" (pid %d; the pidfile's text disagrees, the lock holder is the truth)", s.PID)
 		}
+		if hits := limitHits(s.Tree); hits != "" {
+			return word + fmt.Sprintf(" (pid %d; %s)", s.PID, hits)
+		}
 		return word + fmt.Sprintf(" (pid %d)", s.PID)
 	case multi.StateStale:
 		return word + " (pidfile " + nodes.Printable(s.Node.PidFile) + " left behind; no process holds its lock)"
@@ -139,6 +142,32 @@ func (o *output) describeStatus(s multi.Status) string {
 }
 
 // processes is "1 process" or "N processes".
+// limitHits says what a node's tree ran into since it started: "2 OOM
+// kills, memory.max reached 5 times"; "" for nothing.
+func limitHits(t multi.Tree) string {
+	var parts []string
+	if t.OOMKills != nil && *t.OOMKills > 0 {
+		parts = append(parts, plural(*t.OOMKills, "OOM kill"))
+	}
+	for _, l := range []string{"memory.max", "memory.high", "pids.max"} {
+		if v := t.LimitHits[l]; v > 0 {
+			parts = append(parts, l+" reached "+plural(v, "time"))
+		}
+	}
+	if v := t.LimitHits["cpu.max"]; v > 0 {
+		parts = append(parts, "cpu.max throttled "+plural(v, "period"))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// plural is "1 thing", "2 things".
+func plural(n int64, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.FormatInt(n, 10) + " " + thing + "s"
+}
+
 func processes(n int) string {
 	if n == 1 {
 		return "1 process"
@@ -207,6 +236,9 @@ func (o *output) statusTable(sts []multi.Status, rundir string) {
 				says = "says " + strconv.Itoa(s.FilePID)
 			}
 			notes = append(notes, fmt.Sprintf("%s: the pidfile's text %s; the lock holder, pid %d, is the truth", s.Node.Name, says, s.PID))
+		}
+		if hits := limitHits(s.Tree); hits != "" && s.State == multi.StateRunning {
+			statusNotes = append(statusNotes, s.Node.Name+": "+hits)
 		}
 		if s.ReadyStatus != "" && s.Ready != "" {
 			statusNotes = append(statusNotes, s.Node.Name+": STATUS="+nodes.Printable(s.ReadyStatus))

@@ -283,3 +283,37 @@ func TestUnknownNodeEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// What a running node's tree ran into (OOM kills, limits reached) is in
+// its status line, in the table's notes under the table, and in the
+// JSON; a tree that ran into nothing says nothing of it.
+func TestStatusLimitHits(t *testing.T) {
+	t.Parallel()
+	two := int64(2)
+	zero := int64(0)
+	hit := multi.Status{Node: nodes.Node{Name: "w1", PidFile: "/r/w1.pid", LogFile: "/r/w1.log"}, State: multi.StateRunning, PID: 12, FilePID: 12,
+		Tree: multi.Tree{Containment: multi.InCgroup, OOMKills: &two, LimitHits: map[string]int64{"memory.max": 5, "memory.high": 0, "pids.max": 1, "cpu.max": 9}}}
+	calm := multi.Status{Node: nodes.Node{Name: "w2", PidFile: "/r/w2.pid", LogFile: "/r/w2.log"}, State: multi.StateRunning, PID: 13, FilePID: 13,
+		Tree: multi.Tree{Containment: multi.InCgroup, OOMKills: &zero, LimitHits: map[string]int64{"memory.max": 0}}}
+	o := &output{}
+	const want = "w1: running (pid 12; 2 OOM kills, memory.max reached 5 times, pids.max reached 1 time, cpu.max throttled 9 periods)"
+	if got := o.statusLine(hit, ""); got != want {
+		t.Errorf("status line:\n got %s\nwant %s", got, want)
+	}
+	if got := o.statusLine(calm, ""); got != "w2: running (pid 13)" {
+		t.Errorf("status line of a calm node: %s", got)
+	}
+	var buf bytes.Buffer
+	o = &output{w: &buf}
+	o.statusTable([]multi.Status{hit, calm}, "/r")
+	if !strings.Contains(buf.String(), "w1: 2 OOM kills, memory.max reached 5 times") || strings.Contains(buf.String(), "w2: ") {
+		t.Errorf("table:\n%s", buf.String())
+	}
+	b, err := json.Marshal(hit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"oom_kills":2,"limit_hits":{"cpu.max":9,"memory.high":0,"memory.max":5,"pids.max":1}`) {
+		t.Errorf("JSON: %s", b)
+	}
+}

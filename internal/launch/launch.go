@@ -130,7 +130,10 @@ type Child struct {
 	// logOff is the logfile's size before the node started: its own
 	// lines come after; -1 if unknown.
 	logOff int64
-	rp     *Reaper // the supervisor's, or nil
+	// logDone is closed when the node's log writer has exited; nil
+	// without one.
+	logDone chan struct{}
+	rp      *Reaper // the supervisor's, or nil
 	// readyR is the read end of an fd:N check's pipe, or nil; readyW
 	// its write end, until the step has its own.
 	readyR, readyW *os.File

@@ -20,8 +20,9 @@ const logTailFlags = os.O_RDONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK
 
 // logTail returns the last n non-empty lines written to the logfile at
 // path after offset off, joined by " | ", each cut to a sane length; ""
-// if none or the file cannot be read.
-func logTail(path string, off int64, n int) string {
+// if none or the file cannot be read. Lines that begin with marker (the
+// log writer's own) are left out.
+func logTail(path string, off int64, n int, marker string) string {
 	const maxTail = 4096
 	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
 		return "" // a FIFO, say: opening it could block
@@ -44,7 +45,7 @@ func logTail(path string, off int64, n int) string {
 	}
 	var lines []string
 	for _, l := range bytes.Split(b, []byte("\n")) {
-		if s := strings.TrimSpace(string(l)); s != "" {
+		if s := strings.TrimSpace(string(l)); s != "" && !strings.HasPrefix(s, marker) {
 			if len(s) > 200 {
 				s = s[:200] + "..."
 			}

@@ -136,14 +136,40 @@ func spawnStep(ctx context.Context, rp *Reaper, n nodes.Node, env []string, lock
 		}
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = null, null, null
 	}
+	// A logfile kept under a size is written by the node's log writer:
+	// the node's stdout and stderr are a pipe to it.
+	var logR, logW *os.File
+	if _, _, ok := n.Limits.LogRotation(); ok && !piped(cmd) {
+		if logR, logW, err = os.Pipe(); err != nil {
+			started(err)
+			return nil, err
+		}
+		defer logR.Close()
+		deepen(logW)
+		cmd.ExtraFiles = append(cmd.ExtraFiles, logW)
+		cmd.Env = append(cmd.Env, stepLogFDEnv+"="+strconv.Itoa(errFD+len(cmd.ExtraFiles)-1))
+	}
 	err = rp.startChild(cmd)
 	w.Close()
+	if logW != nil {
+		logW.Close() // the node's copy is then the only writer
+	}
 	started(err)
 	if err != nil {
 		return nil, forkErr(err)
 	}
 	ch.cmd, ch.pid = cmd, cmd.Process.Pid
 	msg, _ := io.ReadAll(r)
+	if len(msg) == 0 && logR != nil {
+		if err := ch.startLogWriter(logR, self); err != nil {
+			// The node runs, and nothing reads its output: it must not
+			// run on unlogged. It is this process's unreaped child.
+			cmd.Process.Signal(syscall.SIGKILL)
+			rp.waitChild(cmd)
+			pidfile.RemoveStale(n.PidFile)
+			return nil, fmt.Errorf("log writer for %s: %w", n.LogFile, err)
+		}
+	}
 	if len(msg) > 0 {
 		rp.waitChild(cmd)
 		kind, text, _ := bytes.Cut(msg, []byte(" "))
@@ -275,12 +301,7 @@ func (ch *Child) confirm() (*os.Process, error) {
 	if killed && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
 		return nil, fmt.Errorf("%w; killed it (pid %d; see %s)", errLockDropped, cmd.Process.Pid, seeLog(cmd, n))
 	}
-	msg := fmt.Sprintf("(%s; see %s)", DescribeExit(ws), seeLog(cmd, n))
-	if ch.logOff >= 0 && !piped(cmd) {
-		if tail := logTail(n.LogFile, ch.logOff, tailLines); tail != "" {
-			msg += "; its log ends: " + tail
-		}
-	}
+	msg := fmt.Sprintf("(%s; see %s)", DescribeExit(ws), seeLog(cmd, n)) + ch.logEnds()
 	// What remains of its tree was forked by the command, which then
 	// exited: a daemon.
 	if left := ch.leftBehind(); left != "" {

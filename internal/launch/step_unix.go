@@ -22,6 +22,7 @@ const (
 	stepProcsEnv  = step.ProcsEnv
 	stepReadyEnv  = step.ReadyEnv
 	stepLimitsEnv = step.LimitsEnv
+	stepLogFDEnv  = step.LogFDEnv
 )
 
 // stepEnviron is the exec step's environment: the node's, plus what the

@@ -46,11 +46,5 @@ func (ch *Child) Stop(grace time.Duration) string {
 	if err != nil {
 		return how + left
 	}
-	msg := fmt.Sprintf("%s (pid %d, %s; see %s)", how, ch.pid, DescribeExit(ws), seeLog(ch.cmd, ch.node))
-	if ch.logOff >= 0 && !piped(ch.cmd) {
-		if tail := logTail(ch.node.LogFile, ch.logOff, tailLines); tail != "" {
-			msg += "; its log ends: " + tail
-		}
-	}
-	return msg + left
+	return fmt.Sprintf("%s (pid %d, %s; see %s)", how, ch.pid, DescribeExit(ws), seeLog(ch.cmd, ch.node)) + ch.logEnds() + left
 }

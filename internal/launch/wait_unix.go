@@ -57,12 +57,7 @@ func (ch *Child) Wait(ctx context.Context, timeout, grace time.Duration) error {
 	if how == "" && e.ws.Exited() && e.ws.ExitStatus() == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("pid %d, %s; see %s", ch.pid, DescribeExit(e.ws), seeLog(ch.cmd, ch.node))
-	if ch.logOff >= 0 && !piped(ch.cmd) {
-		if tail := logTail(ch.node.LogFile, ch.logOff, tailLines); tail != "" {
-			msg += "; its log ends: " + tail
-		}
-	}
+	msg := fmt.Sprintf("pid %d, %s; see %s", ch.pid, DescribeExit(e.ws), seeLog(ch.cmd, ch.node)) + ch.logEnds()
 	err := fmt.Errorf("ran to its end (%s)", msg)
 	if how != "" {
 		err = fmt.Errorf("%w after %s; %s (%s)", ErrRanTooLong, timeout, how, msg)

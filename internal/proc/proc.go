@@ -25,6 +25,9 @@ type Stat struct {
 	// with PID, it names one process for the life of the machine, since a
 	// recycled pid has a later start.
 	StartTicks uint64
+	// ExitCode is a zombie's exit status, in the form wait(2) reports
+	// it (Linux 3.5+); 0 while the process runs.
+	ExitCode int
 }
 
 // pfExiting is PF_EXITING in [Stat.Flags].

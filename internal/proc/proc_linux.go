@@ -71,6 +71,10 @@ func parseStat(b []byte) (Stat, error) {
 	if p.StartTicks, err = strconv.ParseUint(string(f[19]), 10, 64); err != nil {
 		return Stat{}, errOddStat
 	}
+	if len(f) > 49 {
+		// Field 52, exit_code; older kernels end before it.
+		p.ExitCode, _ = strconv.Atoi(string(f[49]))
+	}
 	return p, nil
 }
 

@@ -67,3 +67,9 @@ const (
 // soft and hard: "NAME=SOFT:HARD,..." (NAME nofile, nproc, core or as;
 // the values decimal, 18446744073709551615 for infinity).
 const LimitsEnv = "_MULTI_STEP_LIMITS"
+
+// LogFDEnv names the descriptor of the write end of the pipe to the
+// node's log writer (package logwriter), for a node whose logfile is
+// kept under a size: the step makes it the node's stdout and stderr
+// instead of opening the logfile.
+const LogFDEnv = "_MULTI_STEP_LOG_FD"

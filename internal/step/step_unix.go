@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/multi-launcher/multi/internal/cgroup"
+	"github.com/multi-launcher/multi/internal/logwriter"
 	"github.com/multi-launcher/multi/internal/safefs"
 	"github.com/multi-launcher/multi/internal/testhooks"
 	"github.com/multi-launcher/multi/nodes/pidfile"
@@ -25,6 +26,9 @@ import (
 func init() {
 	if v := os.Getenv(Env); v == Lock || v == SelfLock {
 		execStep(os.Args[1:], v == SelfLock) // does not return
+	}
+	if os.Getenv(logwriter.Env) != "" {
+		logwriter.Main(os.Args[1:]) // a node's log writer; does not return
 	}
 }
 
@@ -59,6 +63,24 @@ func execStep(args []string, selfLock bool) {
 	}
 	if len(args) < 4 || args[2] != "--" {
 		fail("fail", errors.New("exec step: bad arguments"))
+	}
+	// The pipe to the node's log writer, made its stdout and stderr
+	// first, before any other descriptor moves: its number is free then.
+	logPiped := false
+	if v, ok := os.LookupEnv(LogFDEnv); ok {
+		os.Unsetenv(LogFDEnv)
+		fd, err := strconv.Atoi(v)
+		if err != nil || fd < 3 {
+			fail("fail", fmt.Errorf("exec step: bad %s %q", LogFDEnv, v))
+		}
+		if err := dup2(fd, 1); err != nil {
+			fail("fail", fmt.Errorf("log writer pipe: %w", err))
+		}
+		if err := dup2(fd, 2); err != nil {
+			fail("fail", fmt.Errorf("log writer pipe: %w", err))
+		}
+		unix.Close(fd)
+		logPiped = true
 	}
 	pidPath, logfile, argv := args[0], args[1], args[3:]
 	// The folders the launcher accepted (--allow-shared-folders); only
@@ -168,7 +190,7 @@ func execStep(args []string, selfLock bool) {
 	if h := testhooks.StepWait; h != nil {
 		h() // tests stop the step here, its pidfile locked
 	}
-	if !inherit {
+	if !inherit && !logPiped {
 		// Opened as root, so as carefully as the pidfile: no link followed.
 		log, err := safefs.OpenLogfile(logfile)
 		if err != nil {

@@ -32,12 +32,14 @@ type healthNode struct {
 	restarts         int
 	since            time.Time
 	lastExit, exits  int
+	cgroup           string // its cgroup's path, "" for none
 }
 
 // healthState is what the loop last published.
 type healthState struct {
 	ready, stopping bool
 	nodes           []healthNode
+	rundir          string
 }
 
 // publish hands the endpoints the run's state; called by the loop.
@@ -47,10 +49,10 @@ func (r *run) publish() {
 	}
 	// Ready: the run was, and every node still is (none down, none
 	// starting again).
-	s := &healthState{ready: r.ready && !r.stopping, stopping: r.stopping}
+	s := &healthState{ready: r.ready && !r.stopping, stopping: r.stopping, rundir: r.o.RunDir}
 	for _, rn := range r.nodes {
 		n := healthNode{name: rn.n.Name, up: rn.pid > 0, ready: rn.pid > 0 && !rn.starting,
-			fatal: rn.fatal, restarts: rn.restartsTotal, since: rn.since, lastExit: rn.lastExit, exits: rn.exits}
+			fatal: rn.fatal, restarts: rn.restartsTotal, since: rn.since, lastExit: rn.lastExit, exits: rn.exits, cgroup: rn.n.Cgroup}
 		s.ready = s.ready && n.ready
 		s.nodes = append(s.nodes, n)
 	}

@@ -5,6 +5,8 @@ package supervise
 import (
 	"fmt"
 	"strings"
+
+	"github.com/multi-launcher/multi/internal/cgroup"
 )
 
 // metrics is s in the Prometheus text format (version 0.0.4).
@@ -35,6 +37,27 @@ func metrics(s *healthState) string {
 	family("multi_node_last_exit_status", "gauge", "The last exit status of the node's process (128+N: killed by signal N).", func(n healthNode) (float64, bool) {
 		return float64(n.lastExit), n.exits > 0
 	})
+	// What each node's cgroup counts, read now: OOM kills and limits hit.
+	trees := make([]cgroup.Tree, len(s.nodes))
+	for i, n := range s.nodes {
+		if n.cgroup != "" {
+			trees[i], _ = cgroup.Read(n.cgroup, s.rundir, n.name)
+		}
+	}
+	fmt.Fprintf(&b, "# HELP multi_node_oom_kills_total Processes of the node's tree the kernel's OOM killer killed (memory.events oom_kill).\n# TYPE multi_node_oom_kills_total counter\n")
+	for i, n := range s.nodes {
+		if k := trees[i].OOMKills; k != nil {
+			fmt.Fprintf(&b, "multi_node_oom_kills_total{node=\"%s\"} %d\n", labelEscape(n.name), *k)
+		}
+	}
+	fmt.Fprintf(&b, "# HELP multi_node_limit_hits_total Times the node's tree ran into a cgroup limit: memory.max, memory.high, pids.max (their events' counts), cpu.max (throttled periods).\n# TYPE multi_node_limit_hits_total counter\n")
+	for i, n := range s.nodes {
+		for _, limit := range []string{"memory.max", "memory.high", "pids.max", "cpu.max"} {
+			if v, ok := trees[i].Hits[limit]; ok {
+				fmt.Fprintf(&b, "multi_node_limit_hits_total{node=\"%s\",limit=\"%s\"} %d\n", labelEscape(n.name), limit, v)
+			}
+		}
+	}
 	fmt.Fprintf(&b, "# HELP multi_run_ready Whether every node is ready.\n# TYPE multi_run_ready gauge\nmulti_run_ready %d\n", b01(s.ready))
 	return b.String()
 }

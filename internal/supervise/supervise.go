@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/multi-launcher/multi/internal/launch"
+	"github.com/multi-launcher/multi/internal/logwriter"
 	"github.com/multi-launcher/multi/nodes"
 )
 
@@ -97,7 +98,7 @@ type Options struct {
 // object with JSONLines.
 func (o *Options) formatLine(b []byte, now time.Time, name, stream string, line []byte) []byte {
 	line = bytes.TrimSuffix(line, []byte("\n"))
-	stamp := now.UTC().Format(stampLayout)
+	stamp := now.UTC().Format(logwriter.StampLayout)
 	if o.JSONLines {
 		v, _ := json.Marshal(struct {
 			Time   string `json:"time"`
@@ -113,9 +114,6 @@ func (o *Options) formatLine(b []byte, now time.Time, name, stream string, line 
 	b = append(append(b, name...), " | "...)
 	return append(append(b, line...), '\n')
 }
-
-// stampLayout is RFC 3339 in UTC with microseconds, as journald shows.
-const stampLayout = "2006-01-02T15:04:05.000000Z07:00"
 
 // The exit policies of [Options.OnExit].
 const (
