@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -320,21 +319,7 @@ func (l *logSource) format(text []byte) []byte {
 	if l.live && (l.stamp || l.json) {
 		stamp = time.Now().UTC().Format(logwriter.StampLayout)
 	}
-	if l.json {
-		v, _ := json.Marshal(struct {
-			Time   string `json:"time,omitempty"`
-			Node   string `json:"node"`
-			Stream string `json:"stream"`
-			Line   string `json:"line"`
-		}{stamp, l.name, "output", string(text)})
-		return append(v, '\n')
-	}
-	var b []byte
-	if stamp != "" && l.stamp {
-		b = append(append(b, stamp...), ' ')
-	}
-	b = append(append(b, l.prefix...), text...)
-	return append(b, '\n')
+	return logwriter.AppendLine(nil, l.json, stamp, l.name, "output", l.prefix, text)
 }
 
 // follow prints what was appended since the last look. A file at the log's

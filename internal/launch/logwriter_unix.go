@@ -14,7 +14,8 @@ import (
 	"github.com/multi-launcher/multi/internal/safefs"
 )
 
-// logPipeSize is the size asked for the pipe to a node's log writer.
+// logPipeSize is the size asked for the pipe to a node's log writer
+// (see deepen).
 const logPipeSize = 1 << 20
 
 // logDrain bounds how long a failed start waits for the node's log

@@ -7,7 +7,3 @@
 // cgroup, so that a stop of the node never stops it before the node's
 // last line is written.
 package logwriter
-
-// StampLayout is how multi writes a time on a line: RFC 3339 in UTC
-// with microseconds, as journald shows it.
-const StampLayout = "2006-01-02T15:04:05.000000Z07:00"

@@ -84,7 +84,7 @@ func writeMarker(w io.Writer, what, node string) {
 // output is drained all the same.
 func copyOut(w io.Writer, fd int) {
 	half := pipeSize(fd) / 2
-	buf := make([]byte, max(2*half, 64<<10))
+	buf := make([]byte, min(max(2*half, 64<<10), 1<<20))
 	last := time.Now()
 	for {
 		n, err := unix.Read(fd, buf)

@@ -11,7 +11,6 @@ package supervise
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"syscall"
@@ -97,22 +96,11 @@ type Options struct {
 // a newline: "w1 | text", after its time with Timestamps, or a JSON
 // object with JSONLines.
 func (o *Options) formatLine(b []byte, now time.Time, name, stream string, line []byte) []byte {
-	line = bytes.TrimSuffix(line, []byte("\n"))
-	stamp := now.UTC().Format(logwriter.StampLayout)
-	if o.JSONLines {
-		v, _ := json.Marshal(struct {
-			Time   string `json:"time"`
-			Node   string `json:"node"`
-			Stream string `json:"stream"`
-			Line   string `json:"line"`
-		}{stamp, name, stream, string(line)})
-		return append(append(b, v...), '\n')
+	stamp := ""
+	if o.Timestamps || o.JSONLines {
+		stamp = now.UTC().Format(logwriter.StampLayout)
 	}
-	if o.Timestamps {
-		b = append(append(b, stamp...), ' ')
-	}
-	b = append(append(b, name...), " | "...)
-	return append(append(b, line...), '\n')
+	return logwriter.AppendLine(b, o.JSONLines, stamp, name, stream, []byte(name+" | "), bytes.TrimSuffix(line, []byte("\n")))
 }
 
 // The exit policies of [Options.OnExit].
