@@ -37,6 +37,10 @@ func TestLimitsSet(t *testing.T) {
 		{"cpu_max", "25000 50000", "25000 50000"},
 		{"pids_max", "64", "64"},
 		{"pids_max", "max", "max"},
+		{"log_max_size", "1M", "1048576"},
+		{"log_max_size", "4096", "4096"},
+		{"log_keep", "0", "0"},
+		{"log_keep", "1000", "1000"},
 	} {
 		var l nodes.Limits
 		if err := l.Set(c.name, c.in); err != nil || l.Get(c.name) != c.want {
@@ -64,6 +68,10 @@ func TestLimitsSet(t *testing.T) {
 		{"cpu_max", "a b c", "want a share of one CPU"},
 		{"pids_max", "0", "want a count of tasks from 1, or max"},
 		{"pids_max", "-5", "want a count of tasks from 1"},
+		{"log_max_size", "4095", "want bytes from 4K"},
+		{"log_max_size", "max", "want bytes from 4K"},
+		{"log_keep", "1001", "want a count of rotated files from 0 to 1000"},
+		{"log_keep", "-1", "want a count of rotated files"},
 		{"stack", "8M", `no limit "stack"`},
 	} {
 		var l nodes.Limits
@@ -121,5 +129,27 @@ func TestSpecLimits(t *testing.T) {
 		Limits: nodes.Limits{PidsMax: "none"}}.Nodes()
 	if !errors.Is(err, nodes.ErrBadLimit) || !strings.HasPrefix(err.Error(), "--pids-max: ") {
 		t.Errorf("Spec with pids_max none: %v; want ErrBadLimit naming --pids-max", err)
+	}
+}
+
+// LogRotation gives the size and the kept count a Limits holds, with the
+// default count when none is given; a --log-keep without a size is
+// refused, naming the flag.
+func TestLogRotation(t *testing.T) {
+	var l nodes.Limits
+	if _, _, ok := l.LogRotation(); ok {
+		t.Error("no size: a rotation")
+	}
+	l.Set("log_max_size", "1M")
+	if size, keep, ok := l.LogRotation(); !ok || size != 1<<20 || keep != nodes.DefaultLogKeep {
+		t.Errorf("1M: %d, %d, %v", size, keep, ok)
+	}
+	l.Set("log_keep", "0")
+	if _, keep, ok := l.LogRotation(); !ok || keep != 0 {
+		t.Errorf("keep 0: %d, %v", keep, ok)
+	}
+	_, err := nodes.Spec{Names: []string{"w1"}, Command: []string{"x"}, Limits: nodes.Limits{LogKeep: "2"}}.Nodes()
+	if !errors.Is(err, nodes.ErrBadLimit) || !strings.Contains(err.Error(), "--log-keep") {
+		t.Errorf("--log-keep alone: %v", err)
 	}
 }

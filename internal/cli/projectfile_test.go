@@ -51,6 +51,8 @@ memory_max = "512M"
 memory_high = 268435456
 cpu_max = "50%"
 pids_max = "max"
+log_max_size = "10M"
+log_keep = 2
 
 [group.db]
 command = ["postgres", "-D", "data dir"]
@@ -84,7 +86,7 @@ dir = "app"
 		t.Errorf("web: %+v", web)
 	}
 	if want := (nodes.Limits{NOFILE: "4096", NPROC: "64:128", Core: "0", AS: "1073741824", MemoryMax: "536870912",
-		MemoryHigh: "268435456", CPUMax: "50000 100000", PidsMax: "max"}); web.Spec.Limits != want {
+		MemoryHigh: "268435456", CPUMax: "50000 100000", PidsMax: "max", LogMaxSize: "10485760", LogKeep: "2"}); web.Spec.Limits != want {
 		t.Errorf("web's limits %+v; want %+v", web.Spec.Limits, want)
 	}
 	if db.Limits != (nodes.Limits{}) {

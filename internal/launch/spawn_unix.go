@@ -20,6 +20,7 @@ import (
 	"github.com/multi-launcher/multi/internal/fdwait"
 	"github.com/multi-launcher/multi/internal/pin"
 	"github.com/multi-launcher/multi/internal/proc"
+	"github.com/multi-launcher/multi/internal/safefs"
 
 	"golang.org/x/sys/unix"
 
@@ -140,6 +141,14 @@ func spawnStep(ctx context.Context, rp *Reaper, n nodes.Node, env []string, lock
 	// the node's stdout and stderr are a pipe to it.
 	var logR, logW *os.File
 	if _, _, ok := n.Limits.LogRotation(); ok && !piped(cmd) {
+		// The logfile as the writer will open it, checked before
+		// anything starts: the step would have refused it too.
+		var f *os.File
+		if f, err = safefs.OpenLogfile(n.LogFile); err != nil {
+			started(err)
+			return nil, err
+		}
+		f.Close()
 		if logR, logW, err = os.Pipe(); err != nil {
 			started(err)
 			return nil, err

@@ -16,12 +16,15 @@ import (
 const exitWait = 30 * time.Second
 
 // ended says how the node's process, pid with start time ticks, ended,
-// once its output has closed: read through the pidfd at [PidfdFD] when
+// once its output has closed: read through its pidfd (-1: none) when
 // it has exited, as a zombie's /proc stat while its parent has not
 // collected it, or the kernel's exit record once it has (Linux 6.15+).
 // It waits for the exit, since the node may close its output and run on.
-func ended(pid int, ticks uint64) string {
-	fds := []unix.PollFd{{Fd: PidfdFD, Events: unix.POLLIN}}
+func ended(pidfd, pid int, ticks uint64) string {
+	if pidfd < 0 {
+		return "ended (its exit status unknown: no pidfd)"
+	}
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
 	for {
 		_, err := unix.Poll(fds, -1)
 		if err != unix.EINTR {
@@ -34,11 +37,11 @@ func ended(pid int, ticks uint64) string {
 	deadline := time.Now().Add(exitWait)
 	for delay := time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
 		if st, err := proc.Read(pid); err == nil && st.StartTicks == ticks && st.State == 'Z' &&
-			unix.PidfdSendSignal(PidfdFD, 0, nil, 0) == nil {
+			unix.PidfdSendSignal(pidfd, 0, nil, 0) == nil {
 			// Still the zombie after the read: the pid was not recycled.
 			return "ended: " + describe(syscall.WaitStatus(st.ExitCode))
 		}
-		if ws, ok := exitInfo(PidfdFD); ok {
+		if ws, ok := exitInfo(pidfd); ok {
 			return "ended: " + describe(ws)
 		}
 		if time.Now().After(deadline) {

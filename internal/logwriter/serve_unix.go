@@ -36,8 +36,8 @@ const (
 )
 
 // Main is the log writer's process: it copies its standard input to
-// the logfile, whole lines at a time, under its size, between a marker
-// line where the node started and one where it ended, with how. It
+// the logfile under its size ([Rotator]), between a marker line where
+// the node started and one where it ended, with how. It
 // outlives the node only as long as the node's output is open and its
 // exit status takes to read. It never returns.
 func Main(args []string) {
@@ -57,6 +57,12 @@ func Main(args []string) {
 	if err1 != nil || err2 != nil {
 		os.Exit(2)
 	}
+	// The pidfd, if the start passed one, before any file of the
+	// writer's own can take its number.
+	pidfd := -1
+	if _, err := unix.FcntlInt(PidfdFD, unix.F_GETFD, 0); err == nil {
+		pidfd = PidfdFD
+	}
 	var out io.Writer = io.Discard
 	r, err := Open(path, maxSize, keep)
 	if err == nil {
@@ -66,7 +72,7 @@ func Main(args []string) {
 	// that its writes never fail or block for want of a reader.
 	writeMarker(out, fmt.Sprintf("started (pid %d)", pid), node)
 	copyOut(out, 0)
-	writeMarker(out, ended(pid, ticks), node)
+	writeMarker(out, ended(pidfd, pid, ticks), node)
 	if r != nil {
 		r.Close()
 	}
@@ -98,9 +104,8 @@ func copyOut(w io.Writer, fd int) {
 		if n <= 0 {
 			return
 		}
+		took := time.Since(last) // n bytes came in that long
 		w.Write(buf[:n])
-		now := time.Now()
-		took := now.Sub(last) // n bytes came in that long
 		if n < half {
 			// Half a pipe, at this rate, comes in half*took/n: wait
 			// half that, for the pipe never to fill.
