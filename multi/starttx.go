@@ -113,6 +113,7 @@ func (c *call) startOne(ctx context.Context, cg cgroup.Containment, r *Result) *
 			return nil
 		}
 		r.Outcome, r.Exit, r.Containment = Started, &ExitStatus{}, containmentOf(t.r.Node)
+		r.PID = ee.PID
 		return nil
 	}
 	if err != nil {

@@ -52,9 +52,11 @@ func (notFound) Error() string { return "command not found" }
 // Is makes errors.Is(err, exec.ErrNotFound) true.
 func (notFound) Is(target error) bool { return target == exec.ErrNotFound }
 
-// An ExitError is a node's process that ended, with how.
+// An ExitError is a node's process that ended, with how; PID is the
+// process, 0 where it is not known.
 type ExitError struct {
 	Status syscall.WaitStatus
+	PID    int
 	Err    error
 }
 

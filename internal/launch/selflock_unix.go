@@ -46,7 +46,7 @@ func awaitOwnLock(ctx context.Context, rp *Reaper, cmd *exec.Cmd, n nodes.Node, 
 		}
 		ws, werr := rp.waitChild(cmd)
 		if werr == nil && err == nil {
-			err = &ExitError{Status: ws, Err: fmt.Errorf("%w before taking its lock (%s; see %s)", ErrExitedAtOnce, DescribeExit(ws), n.LogFile)}
+			err = &ExitError{Status: ws, PID: cmd.Process.Pid, Err: fmt.Errorf("%w before taking its lock (%s; see %s)", ErrExitedAtOnce, DescribeExit(ws), n.LogFile)}
 		}
 		return nil, err
 	}

@@ -316,7 +316,7 @@ func (ch *Child) confirm() (*os.Process, error) {
 	if left := ch.leftBehind(); left != "" {
 		msg += "; the command seems to daemonize itself: run it in the foreground; " + left
 	}
-	return nil, &ExitError{Status: ws, Err: fmt.Errorf("%w %s", ErrExitedAtOnce, msg)}
+	return nil, &ExitError{Status: ws, PID: cmd.Process.Pid, Err: fmt.Errorf("%w %s", ErrExitedAtOnce, msg)}
 }
 
 // onItsWay reports whether pid, this process's unreaped child whose lock

@@ -62,5 +62,5 @@ func (ch *Child) Wait(ctx context.Context, timeout, grace time.Duration) error {
 	if how != "" {
 		err = fmt.Errorf("%w after %s; %s (%s)", ErrRanTooLong, timeout, how, msg)
 	}
-	return &ExitError{Status: e.ws, Err: err}
+	return &ExitError{Status: e.ws, PID: ch.pid, Err: err}
 }
