@@ -470,8 +470,9 @@ func TestAfterDoneTooLong(t *testing.T) {
 }
 
 // A node needed done that ends before its start sees it hold its lock
-// (here a self-locking one that never takes it) has ended all the same:
-// exit 0 lets the nodes that need it start; exit 3 fails them.
+// (here a self-locking one that never takes it) has ended all the same,
+// its pid said: exit 0 lets the nodes that need it start; exit 3 fails
+// them.
 func TestAfterDoneFast(t *testing.T) {
 	t.Parallel()
 	for _, code := range []int{0, 3} {
@@ -495,7 +496,7 @@ func TestAfterDoneFast(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || m.Outcome != multi.Started || web.Outcome != multi.Started || m.String() != "migrate: started, exited 0" {
+			if err != nil || m.Outcome != multi.Started || web.Outcome != multi.Started || m.PID <= 0 || m.String() != fmt.Sprintf("migrate: started (pid %d), exited 0", m.PID) {
 				t.Fatalf("Start: %v; %q, %q", err, m, web)
 			}
 			if lines := waitLines(t, order, 2); !slices.Equal(lines, []string{"start_migrate", "start_web"}) {
