@@ -19,8 +19,9 @@ import (
 // past the size is cut after its last whole line that fits, the file is
 // renamed to NAME.1 (NAME.1 to NAME.2, and so on; the oldest beyond the
 // kept count removed) and a new file is created at NAME for the rest.
-// No file ever grows past the size: only a line longer than a whole
-// file is split. Every name is reached through the folder's descriptor,
+// No file ever grows past the size: a line is split only when it is
+// longer than a whole file, or came in pieces (a write that ended
+// within it) and the size falls within it. Every name is reached through the folder's descriptor,
 // opened as carefully as the pidfile's, and no link is followed.
 type Rotator struct {
 	dir     *safefs.Folder
