@@ -141,7 +141,6 @@ func (o *output) describeStatus(s multi.Status) string {
 	return word
 }
 
-// processes is "1 process" or "N processes".
 // limitHits says what a node's tree ran into since it started: "2 OOM
 // kills, memory.max reached 5 times"; "" for nothing.
 func limitHits(t multi.Tree) string {
@@ -168,6 +167,7 @@ func plural(n int64, thing string) string {
 	return strconv.FormatInt(n, 10) + " " + thing + "s"
 }
 
+// processes is "1 process" or "N processes".
 func processes(n int) string {
 	if n == 1 {
 		return "1 process"
