@@ -143,7 +143,7 @@ func (l Limits) LogRotation() (maxSize int64, keep int, ok bool) {
 		return 0, 0, false
 	}
 	n, err := strconv.ParseInt(l.LogMaxSize, 10, 64)
-	if err != nil || n < MinLogSize {
+	if err != nil || n < minLogSize {
 		return 0, 0, false
 	}
 	keep = DefaultLogKeep
@@ -155,12 +155,12 @@ func (l Limits) LogRotation() (maxSize int64, keep int, ok bool) {
 	return n, keep, true
 }
 
-// MinLogSize is the smallest --log-max-size: a logfile holds at least a
+// minLogSize is the smallest --log-max-size: a logfile holds at least a
 // few lines and its markers.
-const MinLogSize = 4 << 10
+const minLogSize = 4 << 10
 
-// MaxLogKeep is the largest --log-keep.
-const MaxLogKeep = 1000
+// maxLogKeep is the largest --log-keep.
+const maxLogKeep = 1000
 
 // Cgroup reports whether l sets a cgroup v2 limit.
 func (l Limits) Cgroup() bool {
@@ -244,14 +244,14 @@ func canonLimit(name, value string) (string, error) {
 		return strconv.FormatUint(n, 10), nil
 	case "log_max_size":
 		n, err := parseSize(value)
-		if err != nil || n < MinLogSize {
+		if err != nil || n < minLogSize {
 			return "", fmt.Errorf("%w: want bytes from 4K (with K, M or G: 10M), not %q", ErrBadLimit, Printable(value))
 		}
 		return strconv.FormatUint(n, 10), nil
 	case "log_keep":
 		n, err := strconv.ParseUint(value, 10, 31)
-		if err != nil || n > MaxLogKeep {
-			return "", fmt.Errorf("%w: want a count of rotated files from 0 to %d, not %q", ErrBadLimit, MaxLogKeep, Printable(value))
+		if err != nil || n > maxLogKeep {
+			return "", fmt.Errorf("%w: want a count of rotated files from 0 to %d, not %q", ErrBadLimit, maxLogKeep, Printable(value))
 		}
 		return strconv.FormatUint(n, 10), nil
 	}
