@@ -29,11 +29,11 @@ type Tree struct {
 	Memory  *int64
 	CPUUsec *int64
 	// OOMKills is memory.events' oom_kill: processes of the tree the
-	// kernel's OOM killer killed (nil without the memory controller);
-	// Hits counts, by the limit's file
-	// (memory.max, memory.high, pids.max, cpu.max), the times the tree
-	// ran into it: memory.events' max and high, pids.events' max,
-	// cpu.stat's nr_throttled. Only the enabled controllers' are there.
+	// kernel's OOM killer killed (nil without the memory controller).
+	// Hits counts, by the limit's file (memory.max, memory.high,
+	// pids.max, cpu.max), the times the tree ran into it: memory.events'
+	// max and high, pids.events' max, cpu.stat's nr_throttled; only the
+	// enabled controllers' are there.
 	OOMKills *int64
 	Hits     map[string]int64
 }
