@@ -319,7 +319,15 @@ func (l *logSource) format(text []byte) []byte {
 	if l.live && (l.stamp || l.json) {
 		stamp = time.Now().UTC().Format(logwriter.StampLayout)
 	}
-	return logwriter.AppendLine(nil, l.json, stamp, l.name, "output", l.prefix, text)
+	if l.json {
+		return logwriter.AppendJSONLine(nil, stamp, l.name, "output", text)
+	}
+	var b []byte
+	if stamp != "" {
+		b = append(append(b, stamp...), ' ')
+	}
+	b = append(append(b, l.prefix...), text...)
+	return append(b, '\n')
 }
 
 // follow prints what was appended since the last look. A file at the log's

@@ -39,8 +39,8 @@ var beforeDirectFork func(n nodes.Node)
 // fail with a message of its own is done here first, as the exec step
 // would; anything it cannot do as the step does (a relative or missing
 // program, a lock not free at once, a Run's pipes, a self-locking node,
-// a log writer, the test hooks) gives errUseStep, with nothing changed, for the step
-// to do it.
+// a log writer, the test hooks) gives errUseStep, with nothing changed,
+// for the step to do it.
 func spawnDirect(ctx context.Context, rp *Reaper, n nodes.Node, env []string) (*Child, error) {
 	if _, _, logged := n.Limits.LogRotation(); logged || !directSpawn || rp != nil || n.SelfLock || len(n.Command) == 0 || (testhooks.StepDriven != nil && testhooks.StepDriven(env)) {
 		return nil, errUseStep

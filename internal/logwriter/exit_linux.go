@@ -28,7 +28,7 @@ func ended(pidfd, pid int, ticks uint64) string {
 	for {
 		_, err := unix.Poll(fds, -1)
 		if err != unix.EINTR {
-			if err != nil || fds[0].Revents&(unix.POLLNVAL) != 0 {
+			if err != nil || fds[0].Revents&unix.POLLNVAL != 0 {
 				return "ended (its exit status unknown: no pidfd)"
 			}
 			break

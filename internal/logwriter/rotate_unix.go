@@ -21,8 +21,9 @@ import (
 // kept count removed) and a new file is created at NAME for the rest.
 // No file ever grows past the size: a line is split only when it is
 // longer than a whole file, or came in pieces (a write that ended
-// within it) and the size falls within it. Every name is reached through the folder's descriptor,
-// opened as carefully as the pidfile's, and no link is followed.
+// within it) and the size falls within it. Every name is reached
+// through the folder's descriptor, opened as carefully as the
+// pidfile's, and no link is followed.
 type Rotator struct {
 	dir     *safefs.Folder
 	name    string // the logfile's name in dir
@@ -51,23 +52,17 @@ func Open(path string, maxSize int64, keep int) (*Rotator, error) {
 	return r, nil
 }
 
-// open opens the file at the logfile's name, creating it, as
-// safefs.OpenLogfile does.
+// open opens the file at the logfile's name, creating it, and makes it
+// the one written.
 func (r *Rotator) open() error {
-	f, err := r.dir.Open(r.name, r.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if safefs.IsSymlinkErr(err) {
-		return fmt.Errorf("logfile %s: is a symbolic link (not followed)", r.path)
-	}
+	f, err := r.dir.OpenLogfile(r.name, r.path)
 	if err != nil {
-		return fmt.Errorf("logfile %s: %w", r.path, safefs.BareErr(err))
+		return err
 	}
-	st, err := r.dir.CheckFile(f)
-	if err == nil {
-		err = safefs.SetBlocking(f)
-	}
+	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return fmt.Errorf("logfile %s: %w", r.path, err)
+		return fmt.Errorf("logfile %s: %w", r.path, safefs.BareErr(err))
 	}
 	if r.f != nil {
 		r.f.Close()

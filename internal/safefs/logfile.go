@@ -17,7 +17,14 @@ func OpenLogfile(path string) (*os.File, error) {
 		return nil, fmt.Errorf("logfile %s: %w", path, BareErr(err))
 	}
 	defer d.Close()
-	f, err := d.Open(filepath.Base(path), path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	return d.OpenLogfile(filepath.Base(path), path)
+}
+
+// OpenLogfile opens the logfile name in the folder (path names it in
+// errors) as [OpenLogfile] does: a log writer that rotates it keeps the
+// folder open and opens each new file there.
+func (d *Folder) OpenLogfile(name, path string) (*os.File, error) {
+	f, err := d.Open(name, path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if IsSymlinkErr(err) {
 		return nil, fmt.Errorf("logfile %s: is a symbolic link (not followed)", path)
 	}

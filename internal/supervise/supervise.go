@@ -96,11 +96,15 @@ type Options struct {
 // a newline: "w1 | text", after its time with Timestamps, or a JSON
 // object with JSONLines.
 func (o *Options) formatLine(b []byte, now time.Time, name, stream string, line []byte) []byte {
-	stamp := ""
-	if o.Timestamps || o.JSONLines {
-		stamp = now.UTC().Format(logwriter.StampLayout)
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	if o.JSONLines {
+		return logwriter.AppendJSONLine(b, now.UTC().Format(logwriter.StampLayout), name, stream, line)
 	}
-	return logwriter.AppendLine(b, o.JSONLines, stamp, name, stream, []byte(name+" | "), bytes.TrimSuffix(line, []byte("\n")))
+	if o.Timestamps {
+		b = append(now.UTC().AppendFormat(b, logwriter.StampLayout), ' ')
+	}
+	b = append(append(b, name...), " | "...)
+	return append(append(b, line...), '\n')
 }
 
 // The exit policies of [Options.OnExit].
